@@ -1,0 +1,3 @@
+module github.com/sniped/sniped
+
+go 1.26.0
