@@ -1,0 +1,151 @@
+// Package httperr is sniped's one error envelope. Handlers return an *Error
+// (or any error, which becomes an opaque 500); Handler renders it as
+//
+//	{"status":"ERROR","alert":"error","error":"<code>","message":"<text>","param":"<name>"}
+//
+// and logs it, so that every failure of every endpoint looks the same and no
+// internal detail reaches a client.
+package httperr
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Error is a failure with its HTTP status and a stable code for clients.
+type Error struct {
+	Status  int    // HTTP status
+	Code    string // stable machine-readable code, e.g. "invalid_parameter"
+	Message string // for the user: names the parameter and the rule
+	Param   string // the parameter at fault, when there is one
+	// RetryAfter, when set, is sent as the Retry-After header (seconds, rounded up).
+	RetryAfter time.Duration
+	// Err is the internal cause: logged, never sent.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Unwrap returns the internal cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Stable error codes.
+const (
+	CodeInvalidParameter  = "invalid_parameter"
+	CodeMissingParameter  = "missing_parameter"
+	CodeRepeatedParameter = "repeated_parameter"
+	CodeMissingKey        = "missing_key"
+	CodeInvalidKey        = "invalid_key"
+	CodeUpgradeRequired   = "upgrade_required"
+	CodeNotFound          = "not_found"
+	CodeUnknownOperation  = "unknown_operation"
+	CodeMethodNotAllowed  = "method_not_allowed"
+	CodeConflict          = "conflict"
+	CodeRateLimited       = "rate_limited"
+	CodeInternal          = "internal_error"
+	CodeUnavailable       = "unavailable"
+)
+
+// Invalid is a 400 for a parameter that breaks a rule; msg names the rule.
+func Invalid(param, msg string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidParameter, Param: param, Message: msg}
+}
+
+// Missing is a 400 for an absent required parameter.
+func Missing(param string) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: CodeMissingParameter, Param: param,
+		Message: fmt.Sprintf("parameter %q is required", param)}
+}
+
+// NotFound is a 404.
+func NotFound(msg string) *Error {
+	return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: msg}
+}
+
+// Conflict is a 409.
+func Conflict(msg string) *Error {
+	return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: msg}
+}
+
+// Unavailable is a 503 for a dependency (e.g. the marketplace) that is down.
+func Unavailable(msg string, cause error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: CodeUnavailable, Message: msg, Err: cause}
+}
+
+// Internal is an opaque 500; cause is logged only.
+func Internal(cause error) *Error {
+	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal,
+		Message: "internal error; the operator can find details in the service log", Err: cause}
+}
+
+// envelope is the JSON body of every failure.
+type envelope struct {
+	Status  string `json:"status"`
+	Alert   string `json:"alert"`
+	Error   string `json:"error"`
+	Message string `json:"message"`
+	Param   string `json:"param,omitempty"`
+}
+
+// Write renders err as the envelope. A non-*Error becomes an opaque 500.
+func Write(w http.ResponseWriter, err error) *Error {
+	var e *Error
+	if !errors.As(err, &e) {
+		e = Internal(err)
+	}
+	if e.RetryAfter > 0 {
+		secs := int((e.RetryAfter + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+	}
+	WriteJSON(w, e.Status, envelope{Status: "ERROR", Alert: "error", Error: e.Code, Message: e.Message, Param: e.Param})
+	return e
+}
+
+// WriteJSON writes v as a JSON response with status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // the client may have gone; nothing useful to do
+}
+
+// HandlerFunc is an HTTP handler that returns its failure.
+type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
+
+// Handler adapts h: a returned error is rendered as the envelope and logged
+// (5xx at error level with the cause, others at debug); a panic becomes an
+// opaque 500. log must not be nil. Logged URLs must already be redacted by
+// the caller's logging middleware; this logs only the path.
+func Handler(log *slog.Logger, h HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				e := Write(w, Internal(fmt.Errorf("panic: %v", p)))
+				log.Error("handler panic", "path", r.URL.Path, "status", e.Status, "err", e.Err)
+			}
+		}()
+		if err := h(w, r); err != nil {
+			e := Write(w, err)
+			if e.Status >= 500 {
+				log.Error("request failed", "path", r.URL.Path, "status", e.Status, "code", e.Code, "err", e.Err)
+			} else {
+				log.Debug("request refused", "path", r.URL.Path, "status", e.Status, "code", e.Code, "param", e.Param)
+			}
+		}
+	})
+}
