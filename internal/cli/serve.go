@@ -1,0 +1,285 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sniped/sniped/internal/api"
+	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/key"
+	"github.com/sniped/sniped/internal/market/sim"
+	"github.com/sniped/sniped/internal/sniper"
+	"github.com/sniped/sniped/internal/store"
+	"github.com/sniped/sniped/internal/web"
+)
+
+// shutdownGrace bounds how long serve waits for requests and the sniper to
+// finish after SIGINT/SIGTERM.
+const shutdownGrace = 10 * time.Second
+
+// serveConfig is everything `sniped serve` is told.
+type serveConfig struct {
+	store        storeFlags
+	addr         string
+	basePath     string
+	publicURL    string
+	fetchAnyItem bool
+	rateLimit    float64
+	rateBurst    int
+	logLevel     string
+	marketSeed   int64
+	simItems     int
+	simBidders   string
+	simSkew      time.Duration
+}
+
+func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
+	var c serveConfig
+	fs := flag.NewFlagSet("sniped serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c.store.register(fs)
+	fs.StringVar(&c.addr, "addr", envOr(envAddr, DefaultAddr), "address to listen on (env "+envAddr+"); port 0 picks a free port")
+	fs.StringVar(&c.basePath, "base-path", "", "path prefix for every endpoint, e.g. /sniped (default none)")
+	fs.StringVar(&c.publicURL, "public-url", "", "URL clients use to reach this server, for absolute image links (default http://ADDR)")
+	fs.BoolVar(&c.fetchAnyItem, "fetch-any-item", false, "let fetchItem look up any marketplace item, not only the caller's")
+	fs.Float64Var(&c.rateLimit, "rate-limit", api.DefaultRateLimit, "requests per second allowed per key; 0 turns the limit off")
+	fs.IntVar(&c.rateBurst, "rate-burst", api.DefaultRateBurst, "requests a key may make in a burst above the rate")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.Int64Var(&c.marketSeed, "market-seed", sim.DefaultSeed, "simulator: seed of the generated catalogue (used on first start)")
+	fs.IntVar(&c.simItems, "sim-items", sim.DefaultItems, "simulator: live auctions to generate on first start")
+	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "simulator: rival bidding activity: off, low, normal or high")
+	fs.DurationVar(&c.simSkew, "sim-clock-skew", 0, "simulator: offset of the marketplace clock from this machine's, e.g. 3s or -1.5s")
+	if err := parse(fs, args); err != nil {
+		return c, err
+	}
+	if c.basePath != "" {
+		c.basePath = "/" + strings.Trim(c.basePath, "/")
+	}
+	if c.rateLimit < 0 || c.rateBurst < 1 {
+		return c, usageErr("--rate-limit must be >= 0 and --rate-burst >= 1")
+	}
+	switch c.simBidders {
+	case "off", "low", "normal", "high":
+	default:
+		return c, usageErr("--sim-bidders must be off, low, normal or high, not %q", c.simBidders)
+	}
+	if c.simItems < 1 {
+		return c, usageErr("--sim-items must be at least 1")
+	}
+	return c, nil
+}
+
+func runServe(args []string, stderr io.Writer) error {
+	c, err := parseServe(args, stderr)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return usageErr("--log-level must be debug, info, warn or error")
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	st, err := openStore(ctx, c.store)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	clk := clock.Real{}
+	if err := ensureAdmin(ctx, st, clk, c, stderr); err != nil {
+		return err
+	}
+
+	// Listen before building the simulator: its image URLs need the real port.
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.addr, err)
+	}
+	defer ln.Close()
+	base := c.publicURL
+	if base == "" {
+		base = "http://" + dialable(ln.Addr().String())
+	}
+	base = strings.TrimSuffix(base, "/") + c.basePath
+
+	if err := os.MkdirAll(c.store.data, 0o700); err != nil {
+		return fmt.Errorf("create data folder: %w", err)
+	}
+	mkt, err := sim.Open(ctx, sim.Config{
+		Path:         filepath.Join(c.store.data, "sim.db"),
+		Seed:         c.marketSeed,
+		Items:        c.simItems,
+		Bidders:      c.simBidders,
+		Clock:        clk,
+		Logger:       log.With("component", "sim"),
+		ImageBaseURL: base,
+		ClockSkew:    c.simSkew,
+	})
+	if err != nil {
+		return fmt.Errorf("open simulator: %w", err)
+	}
+	defer mkt.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	snp := sniper.New(sniper.Config{Store: st, Market: mkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg})
+
+	var ready atomic.Bool
+	apiHandler := api.New(api.Config{
+		Store: st, Market: mkt, Clock: clk, Logger: log.With("component", "api"), Notifier: snp,
+		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
+	})
+	mux := http.NewServeMux()
+	mux.Handle(c.basePath+"/", apiHandler)
+	mux.HandleFunc(c.basePath+"/healthz", func(w http.ResponseWriter, r *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "starting", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "ok\n")
+	})
+	mux.Handle(c.basePath+"/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle(c.basePath+"/sim/", http.StripPrefix(c.basePath, mkt.Handler(resolveKey(st))))
+	mux.Handle(c.basePath+"/ui/", http.StripPrefix(c.basePath+"/ui", web.Handler()))
+	if c.basePath != "" {
+		mux.Handle(c.basePath, http.RedirectHandler(c.basePath+"/ui/", http.StatusFound))
+	}
+
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// importWatchList may take a minute or more; leave room for it.
+		WriteTimeout: 3 * time.Minute,
+		IdleTimeout:  2 * time.Minute,
+		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+
+	// Background components stop when runCtx ends; serve waits for them
+	// before the deferred Close calls so nothing uses a closed store.
+	runCtx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	failed := make(chan error, 3)
+	wg.Go(func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			failed <- fmt.Errorf("http server: %w", err)
+		}
+	})
+	wg.Go(func() { mkt.Run(runCtx) })
+	wg.Go(func() {
+		if err := snp.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+			failed <- fmt.Errorf("sniper: %w", err)
+		}
+	})
+	ready.Store(true)
+	fmt.Fprintf(stderr, "sniped: listening on http://%s%s (dashboard %s/ui/)\n", dialable(ln.Addr().String()), c.basePath, base)
+	log.Info("ready", "addr", ln.Addr().String(), "data", c.store.data, "base_path", c.basePath)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case runErr = <-failed:
+		log.Error("component stopped; shutting down", "err", runErr)
+	}
+	cancel()
+	shutdown(srv, log)
+	return runErr
+}
+
+func shutdown(srv *http.Server, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Warn("shutdown", "err", err)
+	}
+}
+
+// ensureAdmin creates the admin account on the first start against an empty
+// store and prints its key once, with a ready-to-paste curl line.
+func ensureAdmin(ctx context.Context, st store.Store, clk clock.Clock, c serveConfig, stderr io.Writer) error {
+	n, err := st.CountAccounts(ctx)
+	if err != nil {
+		return fmt.Errorf("count accounts: %w", err)
+	}
+	if n > 0 {
+		return nil
+	}
+	plain, hash := key.New()
+	if _, err := st.CreateAccount(ctx, "admin", store.TierPaid, hash, clk.Now()); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return nil // another instance created it first
+		}
+		return fmt.Errorf("create admin account: %w", err)
+	}
+	addr := c.publicURL
+	if addr == "" {
+		addr = "http://" + dialable(c.addr)
+	}
+	fmt.Fprintf(stderr, `
+sniped: created account "admin" (paid tier). Its key is shown only this once:
+
+    %s
+
+Try it:
+
+    curl '%s%s/justTesting?key=%s&arg1=hello'
+
+Open the dashboard at %s%s/ui/ and paste the key there.
+Make more accounts with: sniped account add --data %s --name NAME
+
+`, plain, strings.TrimSuffix(addr, "/"), c.basePath, plain, strings.TrimSuffix(addr, "/"), c.basePath, c.store.data)
+	return nil
+}
+
+// dialable turns a listen address into one a local client can dial:
+// an unspecified host (":8080", "0.0.0.0:8080", "[::]:8080") becomes 127.0.0.1.
+func dialable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// resolveKey maps an account key to its marketplace user for /sim/watch.
+func resolveKey(st store.Store) func(ctx context.Context, plain string) (string, error) {
+	return func(ctx context.Context, plain string) (string, error) {
+		a, err := st.AccountByKeyHash(ctx, key.Hash(plain))
+		if err != nil {
+			return "", err
+		}
+		if !key.Equal(a.KeyHash, key.Hash(plain)) {
+			return "", store.ErrNotFound
+		}
+		return a.Name, nil
+	}
+}
