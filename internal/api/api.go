@@ -1,0 +1,188 @@
+// Package api serves the snipe interface: every operation of the spec as
+// GET {BasePath}/{operationName}?{params}, plus {BasePath}/openapi.json.
+//
+// Each request goes through the same pipeline: request logging with the key
+// redacted (log.go), method check, parameter parsing (param.go), key to
+// account (auth.go), per-account rate limit (ratelimit.go), then the
+// operation's handler. Failures are rendered by internal/httperr.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/httperr"
+	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/store"
+)
+
+// Version is the interface version justTesting reports (spec section 9).
+const Version = "1"
+
+// Notifier learns that a snipe changed so that it can be re-armed at once.
+// *sniper.Sniper implements it.
+type Notifier interface {
+	// Changed is called after a snipe was created, updated or deleted.
+	Changed(snipeID int64)
+}
+
+// Config holds the API's dependencies and settings.
+type Config struct {
+	Store  store.Store
+	Market market.Market
+	// Clock defaults to clock.Real.
+	Clock clock.Clock
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// Notifier may be nil.
+	Notifier Notifier
+	// FetchAnyItem lets fetchItem look up any marketplace item, not only
+	// those in the caller's account (serve --fetch-any-item).
+	FetchAnyItem bool
+	// RateLimit is requests per second per account; 0 turns limiting off.
+	// serve passes DefaultRateLimit unless told otherwise.
+	RateLimit float64
+	// RateBurst is the token bucket size; 0 means DefaultRateBurst.
+	RateBurst int
+	// BasePath is the prefix before the operation name, e.g. "/snipe";
+	// "" or "/" for none. The handler strips it itself, so mount it at
+	// "{BasePath}/" (or "/").
+	BasePath string
+	// ImportTimeout bounds one importWatchList run; 0 means DefaultImportTimeout.
+	ImportTimeout time.Duration
+}
+
+// operation is one interface operation. handle runs after authentication.
+type operation func(w http.ResponseWriter, r *http.Request, c *call) error
+
+// call is what an authenticated request carries into its operation.
+type call struct {
+	acct store.Account
+	p    params
+}
+
+type server struct {
+	cfg     Config
+	log     *slog.Logger
+	clock   clock.Clock
+	base    string
+	ops     map[string]operation
+	limits  *limiter
+	imports *importRuns
+	openapi http.Handler
+}
+
+// New returns the interface handler.
+func New(cfg Config) http.Handler {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.RateBurst <= 0 {
+		cfg.RateBurst = DefaultRateBurst
+	}
+	if cfg.ImportTimeout <= 0 {
+		cfg.ImportTimeout = DefaultImportTimeout
+	}
+	s := &server{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		clock:   cfg.Clock,
+		base:    strings.TrimRight(cfg.BasePath, "/"),
+		limits:  newLimiter(cfg.RateLimit, cfg.RateBurst),
+		imports: newImportRuns(),
+	}
+	bids := &bidHandler{s}
+	items := &itemHandler{s}
+	searches := &searchHandler{s}
+	watch := &watchListHandler{s}
+	sets := &datasetHandler{s}
+	s.ops = map[string]operation{
+		"justTesting":          justTesting(s),
+		"addBid":               bids.add,
+		"deleteBid":            bids.delete,
+		"checkSnipeStatus":     bids.status,
+		"getUserItems":         bids.list,
+		"fetchItem":            items.fetch,
+		"addSearch":            searches.add,
+		"deleteSearch":         searches.delete,
+		"getUserSearches":      searches.list,
+		"getSearchResults":     searches.results,
+		"importWatchList":      watch.importList,
+		"getBidHistoryDataset": sets.bidHistory,
+		"getBidderDataset":     sets.bidder,
+	}
+	s.openapi = openAPIHandler()
+	return logRequests(s.log, s.clock, httperr.Handler(s.log, s.serve))
+}
+
+// serve routes one request: prefix, operation name, method, then the
+// authenticated pipeline.
+func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
+	rest, ok := strings.CutPrefix(r.URL.Path, s.base+"/")
+	if !ok || strings.Contains(rest, "/") {
+		return unknownOperation()
+	}
+	if rest == "openapi.json" {
+		if err := allowGet(w, r); err != nil {
+			return err
+		}
+		s.openapi.ServeHTTP(w, r)
+		return nil
+	}
+	op, ok := s.ops[rest]
+	if !ok {
+		return unknownOperation()
+	}
+	if err := allowGet(w, r); err != nil {
+		return err
+	}
+	p, err := parseParams(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	acct, err := s.authenticate(r, p)
+	if err != nil {
+		return err
+	}
+	if err := s.limits.allow(acct.ID, s.clock.Now()); err != nil {
+		return err
+	}
+	return op(w, r, &call{acct: acct, p: p})
+}
+
+func unknownOperation() error {
+	return &httperr.Error{Status: http.StatusNotFound, Code: httperr.CodeUnknownOperation,
+		Message: "unknown operation; operation names are case-sensitive, see /openapi.json"}
+}
+
+func allowGet(w http.ResponseWriter, r *http.Request) error {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return nil
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	return &httperr.Error{Status: http.StatusMethodNotAllowed, Code: httperr.CodeMethodNotAllowed,
+		Message: "method " + r.Method + " is not allowed; every operation uses GET (or HEAD)"}
+}
+
+// notify tells the Notifier about a changed snipe; nil-safe.
+func (s *server) notify(id int64) {
+	if s.cfg.Notifier != nil && id != 0 {
+		s.cfg.Notifier.Changed(id)
+	}
+}
+
+// ok writes a success body.
+func ok(w http.ResponseWriter, v any) error {
+	httperr.WriteJSON(w, http.StatusOK, v)
+	return nil
+}
+
+// detach returns a context for work that must outlive the request.
+func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }

@@ -1,0 +1,54 @@
+package api
+
+import (
+	"errors"
+	"net"
+	"net/http"
+
+	"github.com/sniped/sniped/internal/httperr"
+	"github.com/sniped/sniped/internal/key"
+	"github.com/sniped/sniped/internal/store"
+)
+
+// authenticate maps the key parameter to a paid account. Failed attempts
+// count against the client address's own bucket, so that guessing keys is
+// rate limited without letting unknown keys grow the per-account map.
+func (s *server) authenticate(r *http.Request, p params) (store.Account, error) {
+	ip := clientIP(r)
+	if err := s.limits.blocked(ip, s.clock.Now()); err != nil {
+		return store.Account{}, err
+	}
+	k, ok, err := p.get("key")
+	if err != nil {
+		return store.Account{}, err
+	}
+	if !ok || k == "" {
+		return store.Account{}, &httperr.Error{Status: http.StatusUnauthorized, Code: httperr.CodeMissingKey, Param: "key",
+			Message: "parameter \"key\" is required: pass your account key as ?key=..."}
+	}
+	h := key.Hash(k)
+	acct, err := s.cfg.Store.AccountByKeyHash(r.Context(), h)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !key.Equal(acct.KeyHash, h)) {
+		s.limits.failed(ip, s.clock.Now())
+		return store.Account{}, &httperr.Error{Status: http.StatusUnauthorized, Code: httperr.CodeInvalidKey, Param: "key",
+			Message: "the key is not valid; check it, or ask the operator for a new one"}
+	}
+	if err != nil {
+		return store.Account{}, httperr.Internal(err)
+	}
+	if acct.Tier != store.TierPaid {
+		return store.Account{}, &httperr.Error{Status: http.StatusForbidden, Code: httperr.CodeUpgradeRequired,
+			Message: "the interface needs a paid account; ask the operator to upgrade account " + acct.Name}
+	}
+	return acct, nil
+}
+
+// clientIP is the peer address. X-Forwarded-For is not trusted: a proxy
+// operator who needs it should terminate the limit at the proxy.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
