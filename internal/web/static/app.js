@@ -95,7 +95,7 @@
   }
 
   const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
-  const shortTime = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  const shortTime = new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
   function money(v, currency) {
     const n = typeof v === 'number' ? v : parseFloat(v);
@@ -103,15 +103,17 @@
     return BidChart.amountFormatter(currency)(n);
   }
 
-  // countdown formats ms as 2d 03:04:05, 03:04:05 or 04:05.
+  // countdown formats ms as "2d 03h", "1h 08m 32s", "17m 05s" or "32s".
   function countdown(ms) {
     let s = Math.max(0, Math.floor(ms / 1000));
     const d = Math.floor(s / 86400); s %= 86400;
     const h = Math.floor(s / 3600); s %= 3600;
     const m = Math.floor(s / 60); s %= 60;
     const p = n => String(n).padStart(2, '0');
-    const hms = h || d ? `${p(h)}:${p(m)}:${p(s)}` : `${p(m)}:${p(s)}`;
-    return d ? `${d}d ${hms}` : hms;
+    if (d) return `${d}d ${p(h)}h`;
+    if (h) return `${h}h ${p(m)}m ${p(s)}s`;
+    if (m) return `${m}m ${p(s)}s`;
+    return `${s}s`;
   }
 
   const now = () => Date.now() + state.skew;
@@ -232,11 +234,11 @@
             h('button', { type: 'button', class: 'link open-item', onclick: () => openItem(no) }, it.title || `Item ${no}`),
             h('span', { class: 'muted small' }, `#${no}`, it.groupName ? h('span', { class: 'group' }, it.groupName) : null,
               it.enabled === 0 || it.enabled === false || it.enabled === '0' ? h('span', { class: 'off' }, 'off') : null))),
-        h('td', { class: 'num' }, money(it.currentPrice, it.currency)),
-        h('td', { class: 'num' }, it.bids ?? '–'),
-        h('td', { class: 'num' }, bid > 0 ? money(bid, it.currency) : h('span', { class: 'muted' }, 'watch')),
-        h('td', {}, Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }, '') : (it.timeLeft || '–')),
-        h('td', {}, badge(it.color, it.status, it.shorthand)));
+        h('td', { class: 'num', 'data-label': 'Price' }, money(it.currentPrice, it.currency)),
+        h('td', { class: 'num', 'data-label': 'Bids' }, it.bids ?? '–'),
+        h('td', { class: 'num', 'data-label': 'Your bid' }, bid > 0 ? money(bid, it.currency) : h('span', { class: 'muted' }, 'watch')),
+        h('td', { 'data-label': 'Ends' }, Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }, '') : (it.timeLeft || '–')),
+        h('td', { class: 'status-cell' }, badge(it.color, it.status, it.shorthand)));
     });
     $('items').replaceChildren(...rows);
     const empty = {
@@ -326,7 +328,8 @@
     const t = now();
     const at = [];
     if (Number.isFinite(end)) {
-      if (snipe && +snipe.delay) at.push(end - snipe.delay * 1000 + 2500);
+      const shot = shotTime(snipe, end);
+      if (Number.isFinite(shot)) at.push(shot + 2500);
       at.push(end + 2500);
     }
     for (const when of at) {
@@ -367,7 +370,7 @@
 
     $('end-count').dataset.end = Number.isFinite(end) ? end : '';
     $('end-at').textContent = Number.isFinite(end) ? shortTime.format(end) : '';
-    const shot = snipe && bidAmount > 0 && +snipe.delay ? end - snipe.delay * 1000 : NaN;
+    const shot = bidAmount > 0 ? shotTime(snipe, end) : NaN;
     $('shot-count').dataset.end = Number.isFinite(shot) ? shot : '';
     $('shot-at').textContent = Number.isFinite(shot) ? shortTime.format(shot) : (snipe && bidAmount > 0 ? '' : 'no snipe');
     $('edit-btn').textContent = snipe && bidAmount > 0 ? 'Edit snipe' : 'Set a snipe';
@@ -386,6 +389,15 @@
     if (line && line.label && line.data && line.data.some(p => p.y > 0)) legend.push(h('span', { class: 'key snipe' }, line.label));
     legend.push(h('span', { class: 'muted' }, `times in ${Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time'}`));
     $('chart-legend').replaceChildren(...legend);
+  }
+
+  // shotTime is when the snipe is due: the sniper's fireTime when the list
+  // gave it, else the end minus the lead time.
+  function shotTime(snipe, end) {
+    if (!snipe) return NaN;
+    const fire = parseUTC(snipe.fireTime);
+    if (Number.isFinite(fire)) return fire;
+    return +snipe.delay ? end - snipe.delay * 1000 : NaN;
   }
 
   function isOn(v) { return v === true || v === 1 || v === '1'; }
@@ -448,7 +460,7 @@
     $('ed-delay').value = entry && entry.delay ? entry.delay : DEFAULT_DELAY;
     $('ed-group').value = entry ? entry.groupName || '' : '';
     $('ed-enabled').checked = entry ? isOn(entry.enabled) : true;
-    $('ed-force').checked = false;
+    $('ed-force').checked = entry ? isOn(entry.force) : false;
     $('ed-error').textContent = '';
     $('editor').showModal();
     (no ? $('ed-bid') : $('ed-item')).focus();
@@ -468,14 +480,14 @@
       groupName: $('ed-group').value.trim(),
       enabled: $('ed-enabled').checked ? 1 : 0,
     };
-    if ($('ed-force').checked) params.force = 1;
+    params.force = $('ed-force').checked ? 1 : 0;
     $('ed-save').disabled = true;
     err.textContent = '';
     try {
       const body = await call('addBid', params);
       $('editor').close();
       state.entries.set(no, Object.assign({}, state.entries.get(no), {
-        item_no: no, bid: body.bid, delay: body.delay, groupName: body.groupName, group_id: body.group_id, enabled: params.enabled,
+        item_no: no, bid: body.bid, delay: body.delay, groupName: body.groupName, group_id: body.group_id, enabled: params.enabled, force: params.force, fireTime: '',
       }));
       if (body.groupName) state.groups.add(body.groupName);
       notify(body.message || 'Snipe saved.', body.message_color === 'orange' ? 'orange' : 'green');
@@ -576,11 +588,11 @@
           h('td', { class: 'item-cell' },
             it.galleryUrl ? h('img', { src: it.galleryUrl, alt: '', width: 40, height: 40, loading: 'lazy' }) : h('span', { class: 'thumb' }),
             h('span', { class: 'item-text' }, h('span', {}, it.title), h('span', { class: 'muted small' }, `#${it.item_no}`))),
-          h('td', { class: 'num' }, money(price, it.currency)),
-          h('td', { class: 'num' }, it.bids ?? '–'),
-          h('td', {}, Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }) : (it.timeLeft || '–')),
-          h('td', {}, it.country || ''),
-          h('td', {}, h('button', { type: 'button', class: 'btn small snipe-this', onclick: () => openEditor(it.item_no) }, 'Snipe this')));
+          h('td', { class: 'num', 'data-label': 'Price' }, money(price, it.currency)),
+          h('td', { class: 'num', 'data-label': 'Bids' }, it.bids ?? '–'),
+          h('td', { 'data-label': 'Ends' }, Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }) : (it.timeLeft || '–')),
+          h('td', { 'data-label': 'Country' }, it.country || ''),
+          h('td', { class: 'status-cell' }, h('button', { type: 'button', class: 'btn small snipe-this', onclick: () => openEditor(it.item_no, suggestedBid(it)) }, 'Snipe this')));
       }));
       $('results-empty').hidden = list.length > 0;
       $('results-empty').textContent = 'No live listings match. Try fewer words.';
@@ -673,9 +685,10 @@
     }
   }
 
-  // suggestedBid is a starting amount for a new snipe on an item: its current price.
+  // suggestedBid is a starting amount for a new snipe on an item: the
+  // minimum to bid when known, else the current price.
   function suggestedBid(item) {
-    const p = parseFloat(item && item.currentPrice);
+    const p = parseFloat(item && (item.minimumToBid || item.currentPrice));
     return Number.isFinite(p) && p > 0 ? p.toFixed(2) : '';
   }
 

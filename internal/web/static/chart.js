@@ -22,11 +22,18 @@ window.BidChart = (() => {
 
   // timeTicks returns round local times between min and max, about target of them.
   function timeTicks(min, max, target) {
-    const step = TIME_STEPS.find(s => (max - min) / s <= target) || TIME_STEPS[TIME_STEPS.length - 1];
     const tz = new Date(min).getTimezoneOffset() * MIN; // local = utc - tz
-    const ticks = [];
-    for (let t = Math.ceil((min - tz) / step) * step + tz; t <= max; t += step) ticks.push(t);
-    return { ticks, step };
+    const at = step => {
+      const ticks = [];
+      for (let t = Math.ceil((min - tz) / step) * step + tz; t <= max; t += step) ticks.push(t);
+      return ticks;
+    };
+    let i = TIME_STEPS.findIndex(s => (max - min) / s <= target);
+    if (i < 0) i = TIME_STEPS.length - 1;
+    let ticks = at(TIME_STEPS[i]);
+    // A coarse step can leave a single tick; one step finer reads better.
+    if (ticks.length < 2 && i > 0) ticks = at(TIME_STEPS[--i]);
+    return { ticks, step: TIME_STEPS[i] };
   }
 
   function timeFormat(step, span) {
@@ -80,7 +87,7 @@ window.BidChart = (() => {
     let yMin = Math.min(...all.map(p => p.y)), yMax = Math.max(...all.map(p => p.y));
     const ypad = Math.max((yMax - yMin) * 0.1, yMax * 0.05, 1);
     const y = niceTicks(Math.max(0, yMin - ypad), yMax + ypad, 4);
-    const x = timeTicks(xMin, xMax, Math.max(2, Math.floor((width - PAD.left - PAD.right) / 90)));
+    const x = timeTicks(xMin, xMax, Math.max(2, Math.floor((width - PAD.left - PAD.right) / 80)));
 
     const iw = width - PAD.left - PAD.right, ih = HEIGHT - PAD.top - PAD.bottom;
     const sx = t => PAD.left + (t - xMin) / (xMax - xMin) * iw;
@@ -126,6 +133,9 @@ window.BidChart = (() => {
         const c = el('circle', { class: 'hist-point', cx: sx(p.x), cy: sy(p.y), r, fill: colour(histDS.backgroundColor, stroke), stroke }, svg);
         el('title', {}, c).textContent = `${when.format(p.x)}: ${money(p.y)}`;
       }
+    }
+    if (!hist.length) {
+      el('text', { class: 'chart-note', x: PAD.left + iw / 2, y: PAD.top + ih / 2, 'text-anchor': 'middle' }, svg).textContent = 'No bids yet';
     }
     box.appendChild(svg);
     return svg;
