@@ -93,7 +93,7 @@ func (h *bidHandler) add(w http.ResponseWriter, r *http.Request, c *call) error 
 		return err
 	}
 	if it.Ended {
-		e := httperr.Conflict(fmt.Sprintf("item %d has already ended; a snipe can only be added or changed while the auction runs", itemNo))
+		e := httperr.Conflict(fmt.Sprintf("item_no %d has already ended; a snipe can only be added or changed while the auction runs", itemNo))
 		e.Param = "item_no"
 		return e
 	}

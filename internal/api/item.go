@@ -135,7 +135,7 @@ func (s *server) marketItem(ctx context.Context, itemNo int64) (market.Item, err
 func marketError(err error, itemNo int64) error {
 	switch {
 	case errors.Is(err, market.ErrNotFound):
-		e := httperr.NotFound(fmt.Sprintf("item %d does not exist on the marketplace", itemNo))
+		e := httperr.NotFound(fmt.Sprintf("item_no %d does not exist on the marketplace", itemNo))
 		e.Param = "item_no"
 		return e
 	case market.Transient(err):
@@ -147,7 +147,7 @@ func marketError(err error, itemNo int64) error {
 // notInAccount is the 404 for an item the caller has no snipe on. It never
 // says whether anyone else has one.
 func notInAccount(itemNo int64) error {
-	e := httperr.NotFound(fmt.Sprintf("item %d is not in your account (no snipe or watched item)", itemNo))
+	e := httperr.NotFound(fmt.Sprintf("item_no %d is not in your account (no snipe or watched item)", itemNo))
 	e.Param = "item_no"
 	return e
 }

@@ -1,0 +1,283 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sniped/sniped/internal/api"
+	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/key"
+	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/store"
+	"github.com/sniped/sniped/internal/store/sqlite"
+)
+
+// t0 is the fake clock's start.
+var t0 = time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
+
+// bundle is everything one test needs.
+type bundle struct {
+	t       *testing.T
+	srv     *httptest.Server
+	store   store.Store
+	market  *fakeMarket
+	clock   *clock.Fake
+	paid    store.Account
+	paidKey string
+	other   store.Account
+	// otherKey belongs to a second paid account, for cross-account checks.
+	otherKey string
+	freeKey  string
+	notified *notifier
+	logs     *syncBuffer
+	nextItem int64
+}
+
+type options struct {
+	fetchAny  bool
+	rateLimit float64
+	rateBurst int
+	basePath  string
+}
+
+type notifier struct {
+	mu  sync.Mutex
+	ids []int64
+}
+
+func (n *notifier) Changed(id int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.ids = append(n.ids, id)
+}
+
+func (n *notifier) count() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.ids)
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func setup(t *testing.T) *bundle { return setupWith(t, options{}) }
+
+func setupWith(t *testing.T, o options) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sniped.db"))
+	if err != nil {
+		t.Fatalf("sqlite.Open: %v", err)
+	}
+	t.Cleanup(func() { st.Close() })
+	b := &bundle{t: t, store: st, market: newFakeMarket(), clock: clock.NewFake(t0), notified: &notifier{}, logs: &syncBuffer{}, nextItem: 310_000_000_001}
+	b.paid, b.paidKey = b.account("alice", store.TierPaid)
+	b.other, b.otherKey = b.account("bob", store.TierPaid)
+	_, b.freeKey = b.account("carol", store.TierFree)
+	h := api.New(api.Config{
+		Store: st, Market: b.market, Clock: b.clock, Notifier: b.notified,
+		Logger:       slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		FetchAnyItem: o.fetchAny, RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: o.basePath,
+	})
+	if o.basePath == "" {
+		h = validating(t, h)
+	}
+	b.srv = httptest.NewServer(h)
+	t.Cleanup(b.srv.Close)
+	return b
+}
+
+func (b *bundle) account(name string, tier store.Tier) (store.Account, string) {
+	b.t.Helper()
+	k, h := key.New()
+	a, err := b.store.CreateAccount(context.Background(), name, tier, h, t0)
+	if err != nil {
+		b.t.Fatalf("CreateAccount(%s): %v", name, err)
+	}
+	return a, k
+}
+
+// itemOpt adjusts a listed item.
+type itemOpt func(*market.Item)
+
+// item lists a live item ending in an hour (by default) and returns it.
+func (b *bundle) item(opts ...itemOpt) market.Item {
+	b.nextItem++
+	it := market.Item{
+		ItemNo: b.nextItem, Title: "Vintage camera", Category: "Cameras:Film:35mm", Currency: "USD", Country: "US",
+		SellerID: "seller1", SellerScore: 1234, SellerPercent: 99.5, ShippingType: "Flat", ShippingCost: 550,
+		StartPrice: 1000, CurrentPrice: 2000, MinimumToBid: 2100, Bids: 3,
+		Start: t0.Add(-24 * time.Hour), End: t0.Add(time.Hour),
+		PictureURL: "http://127.0.0.1:8080/sim/img/1.svg", Images: []string{"http://127.0.0.1:8080/sim/img/1.svg"},
+	}
+	for _, o := range opts {
+		o(&it)
+	}
+	b.market.put(it)
+	return it
+}
+
+func endsIn(d time.Duration) itemOpt { return func(it *market.Item) { it.End = t0.Add(d) } }
+func ended() itemOpt                 { return func(it *market.Item) { it.Ended = true; it.End = t0.Add(-time.Minute) } }
+func titled(s string) itemOpt        { return func(it *market.Item) { it.Title = s } }
+func bids(n int) itemOpt             { return func(it *market.Item) { it.Bids = n } }
+func minimum(a money.Amount) itemOpt { return func(it *market.Item) { it.MinimumToBid = a } }
+
+// resp is a decoded response.
+type resp struct {
+	status int
+	header http.Header
+	raw    []byte
+	body   map[string]any
+}
+
+// call GETs an operation with the paid key and kv pairs.
+func (b *bundle) call(op string, kv ...string) resp {
+	return b.callKey(b.paidKey, op, kv...)
+}
+
+func (b *bundle) callKey(k, op string, kv ...string) resp {
+	v := url.Values{}
+	if k != "" {
+		v.Set("key", k)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Add(kv[i], kv[i+1])
+	}
+	return b.raw(http.MethodGet, "/"+op+"?"+v.Encode())
+}
+
+func (b *bundle) raw(method, pathQuery string) resp {
+	b.t.Helper()
+	req, err := http.NewRequest(method, b.srv.URL+pathQuery, nil)
+	if err != nil {
+		b.t.Fatalf("NewRequest: %v", err)
+	}
+	res, err := b.srv.Client().Do(req)
+	if err != nil {
+		b.t.Fatalf("%s %s: %v", method, pathQuery, err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	r := resp{status: res.StatusCode, header: res.Header, raw: raw}
+	if len(raw) > 0 && raw[0] == '{' {
+		if err := json.Unmarshal(raw, &r.body); err != nil {
+			b.t.Fatalf("%s: body is not JSON: %v\n%s", pathQuery, err, raw)
+		}
+	}
+	return r
+}
+
+// wantError checks an error envelope.
+func (r resp) wantError(t *testing.T, status int, code, param string) {
+	t.Helper()
+	if r.status != status {
+		t.Errorf("status = %d, want %d; body %s", r.status, status, r.raw)
+	}
+	if r.body["status"] != "ERROR" || r.body["alert"] != "error" {
+		t.Errorf("envelope status/alert = %v/%v, want ERROR/error", r.body["status"], r.body["alert"])
+	}
+	if r.body["error"] != code {
+		t.Errorf("error = %v, want %q; body %s", r.body["error"], code, r.raw)
+	}
+	if got, _ := r.body["param"].(string); got != param {
+		t.Errorf("param = %q, want %q", got, param)
+	}
+	if msg, _ := r.body["message"].(string); msg == "" {
+		t.Errorf("message is empty")
+	}
+}
+
+// wantOK checks a success status.
+func (r resp) wantOK(t *testing.T) {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("status = %d, want 200; body %s", r.status, r.raw)
+	}
+	if r.body != nil && r.body["status"] != "OK" {
+		t.Errorf("body status = %v, want OK", r.body["status"])
+	}
+}
+
+// str, num and obj read typed fields, failing on the wrong JSON type.
+func str(t *testing.T, m map[string]any, k string) string {
+	t.Helper()
+	v, ok := m[k].(string)
+	if !ok {
+		t.Errorf("%s = %#v, want a string", k, m[k])
+	}
+	return v
+}
+
+func num(t *testing.T, m map[string]any, k string) float64 {
+	t.Helper()
+	v, ok := m[k].(float64)
+	if !ok {
+		t.Errorf("%s = %#v, want a number", k, m[k])
+	}
+	return v
+}
+
+func integer(t *testing.T, m map[string]any, k string) int64 {
+	t.Helper()
+	v := num(t, m, k)
+	if v != float64(int64(v)) {
+		t.Errorf("%s = %v, want an integer", k, v)
+	}
+	return int64(v)
+}
+
+func boolean(t *testing.T, m map[string]any, k string) bool {
+	t.Helper()
+	v, ok := m[k].(bool)
+	if !ok {
+		t.Errorf("%s = %#v, want a boolean", k, m[k])
+	}
+	return v
+}
+
+func obj(t *testing.T, m map[string]any, k string) map[string]any {
+	t.Helper()
+	v, ok := m[k].(map[string]any)
+	if !ok {
+		t.Fatalf("%s = %#v, want an object", k, m[k])
+	}
+	return v
+}
+
+func arr(t *testing.T, m map[string]any, k string) []any {
+	t.Helper()
+	v, ok := m[k].([]any)
+	if !ok {
+		t.Fatalf("%s = %#v, want an array", k, m[k])
+	}
+	return v
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
