@@ -1,0 +1,85 @@
+// Package sqlite is sniped's embedded store: store.Store on a SQLite file
+// through the pure-Go modernc.org/sqlite driver, with the queries of
+// package sqlstore and goose migrations run on open.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // registers driver "sqlite"
+
+	"github.com/sniped/sniped/internal/store"
+	"github.com/sniped/sniped/internal/store/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// pragmas apply to every connection. WAL lets readers run beside the one
+// writer; busy_timeout makes a second process (sniped account ... while
+// sniped serve runs) wait instead of failing; foreign_keys enables the
+// cascades; synchronous(NORMAL) is durable across process crashes in WAL
+// mode, which is the failure the sniper's state machine guards against.
+const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)"
+
+// Store is store.Store on a SQLite file.
+type Store struct {
+	*sqlstore.Store
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database file at path and migrates
+// it to the latest schema. path must name a file: the writer and reader
+// pools need to see one database.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if path == "" || path == ":memory:" {
+		return nil, errors.New("sqlite: open: path must name a database file")
+	}
+	// Write transactions take the lock at BEGIN (immediate), so two writers
+	// never deadlock upgrading read locks; within the process one writer
+	// connection queues them in Go instead of in SQLite's busy sleeps.
+	w, err := sql.Open("sqlite", path+"?"+pragmas+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	if err := migrate(ctx, w); err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", path+"?"+pragmas+"&_pragma=query_only(1)")
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	readers := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(readers)
+	r.SetMaxIdleConns(readers)
+	r.SetConnMaxIdleTime(0)
+	return &Store{sqlstore.New(w, r)}, nil
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, db, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}

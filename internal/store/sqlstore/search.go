@@ -1,0 +1,91 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sniped/sniped/internal/store"
+)
+
+const searchCols = `id, account_id, query, created_ms`
+
+func scanSearch(row interface{ Scan(...any) error }) (store.Search, error) {
+	var (
+		q       store.Search
+		created int64
+	)
+	if err := row.Scan(&q.ID, &q.AccountID, &q.Query, &created); err != nil {
+		return store.Search{}, err
+	}
+	q.CreatedAt = fromMS(created)
+	return q, nil
+}
+
+// AddSearch saves query; an existing query is returned with created=false.
+func (s *Store) AddSearch(ctx context.Context, accountID int64, query string, now time.Time) (store.Search, bool, error) {
+	var (
+		out     store.Search
+		created bool
+	)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		q, err := scanSearch(tx.QueryRowContext(ctx,
+			`INSERT INTO searches (account_id, query, created_ms) VALUES ($1, $2, $3)
+			 ON CONFLICT (account_id, query) DO NOTHING RETURNING `+searchCols,
+			accountID, query, ms(now)))
+		if err == nil {
+			out, created = q, true
+			return nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		out, err = scanSearch(tx.QueryRowContext(ctx,
+			`SELECT `+searchCols+` FROM searches WHERE account_id = $1 AND query = $2`, accountID, query))
+		return err
+	})
+	if err != nil {
+		return store.Search{}, false, fmt.Errorf("add search: %w", err)
+	}
+	return out, created, nil
+}
+
+// Searches lists the account's saved searches, oldest first.
+func (s *Store) Searches(ctx context.Context, accountID int64) ([]store.Search, error) {
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT `+searchCols+` FROM searches WHERE account_id = $1 ORDER BY created_ms, id`, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("searches: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Search
+	for rows.Next() {
+		q, err := scanSearch(rows)
+		if err != nil {
+			return nil, fmt.Errorf("searches: %w", err)
+		}
+		out = append(out, q)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("searches: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteSearch removes one of the account's saved searches.
+func (s *Store) DeleteSearch(ctx context.Context, accountID, id int64) error {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM searches WHERE id = $1 AND account_id = $2`, id, accountID)
+	if err != nil {
+		return fmt.Errorf("delete search %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("delete search %d: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("delete search %d: %w", id, store.ErrNotFound)
+	}
+	return nil
+}

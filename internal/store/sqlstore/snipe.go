@@ -1,0 +1,434 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/outcome"
+	"github.com/sniped/sniped/internal/store"
+)
+
+// selectSnipes reads snipes with their group's name; append WHERE/ORDER.
+const selectSnipes = `SELECT s.id, s.account_id, s.item_no, s.bid_cents, s.delay_s, s.enabled, s.forced,
+	COALESCE(s.group_id, 0), COALESCE(g.name, ''), s.state, s.outcome, s.outcome_detail,
+	s.fire_at_ms, s.placed_at_ms, s.item_title, s.item_currency, s.item_price_cents, s.item_bids,
+	s.item_gallery_url, s.item_start_ms, s.item_end_ms, s.item_ended, s.created_ms, s.updated_ms
+FROM snipes s LEFT JOIN bid_groups g ON g.id = s.group_id`
+
+func scanSnipe(row interface{ Scan(...any) error }) (store.Snipe, error) {
+	var (
+		sn                           store.Snipe
+		bid, price                   int64
+		enabled, forced, ended       int64
+		state                        string
+		code                         int64
+		fireAt, placedAt, start, end int64
+		created, updated             int64
+	)
+	err := row.Scan(&sn.ID, &sn.AccountID, &sn.ItemNo, &bid, &sn.Delay, &enabled, &forced,
+		&sn.GroupID, &sn.GroupName, &state, &code, &sn.OutcomeDetail,
+		&fireAt, &placedAt, &sn.Item.Title, &sn.Item.Currency, &price, &sn.Item.Bids,
+		&sn.Item.GalleryURL, &start, &end, &ended, &created, &updated)
+	if err != nil {
+		return store.Snipe{}, err
+	}
+	sn.Bid = money.Amount(bid)
+	sn.Enabled = enabled != 0
+	sn.Force = forced != 0
+	sn.State = store.State(state)
+	sn.Outcome = outcome.Code(code)
+	sn.FireAt = fromMS(fireAt)
+	sn.PlacedAt = fromMS(placedAt)
+	sn.Item.CurrentPrice = money.Amount(price)
+	sn.Item.Start = fromMS(start)
+	sn.Item.End = fromMS(end)
+	sn.Item.Ended = ended != 0
+	sn.CreatedAt = fromMS(created)
+	sn.UpdatedAt = fromMS(updated)
+	return sn, nil
+}
+
+func querySnipes(ctx context.Context, q queryer, query string, args ...any) ([]store.Snipe, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []store.Snipe
+	for rows.Next() {
+		sn, err := scanSnipe(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sn)
+	}
+	return out, rows.Err()
+}
+
+// fireAtMS is the moment a snipe is due: the item's end minus the delay.
+func fireAtMS(end time.Time, delay int) int64 {
+	return ms(end) - int64(delay)*1000
+}
+
+// insertSnipe creates a snipe; the caller appends its conflict clause.
+const insertSnipe = `INSERT INTO snipes (account_id, item_no, bid_cents, delay_s, enabled, forced, group_id,
+	state, outcome, outcome_detail, fire_at_ms, placed_at_ms,
+	item_title, item_currency, item_price_cents, item_bids, item_gallery_url, item_start_ms, item_end_ms, item_ended,
+	created_ms, updated_ms)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)`
+
+func snipeArgs(sn store.Snipe) []any {
+	it := sn.Item
+	return []any{sn.AccountID, sn.ItemNo, int64(sn.Bid), int64(sn.Delay), b2i(sn.Enabled), b2i(sn.Force), nullID(sn.GroupID),
+		string(sn.State), int64(sn.Outcome), sn.OutcomeDetail, fireAtMS(it.End, sn.Delay), ms(sn.PlacedAt),
+		it.Title, it.Currency, int64(it.CurrentPrice), int64(it.Bids), it.GalleryURL, ms(it.Start), ms(it.End), b2i(it.Ended),
+		ms(sn.CreatedAt), ms(sn.UpdatedAt)}
+}
+
+// upsertAttempts bounds the insert-or-update loop. A second round is only
+// needed when, on PostgreSQL, the row that blocked the insert is deleted
+// before the update reaches it.
+const upsertAttempts = 3
+
+// UpsertSnipe applies an addBid atomically; see store.SnipeStore.
+func (s *Store) UpsertSnipe(ctx context.Context, accountID, itemNo int64, ch store.SnipeChange, now time.Time) (store.Snipe, bool, error) {
+	var (
+		out     store.Snipe
+		created bool
+	)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		var gid int64
+		if ch.GroupName != nil && *ch.GroupName != "" {
+			var err error
+			if gid, err = groupID(ctx, tx, accountID, *ch.GroupName); err != nil {
+				return err
+			}
+		}
+		for range upsertAttempts {
+			id, inserted, err := insertNew(ctx, tx, accountID, itemNo, ch, gid, now)
+			if err != nil {
+				return err
+			}
+			if !inserted {
+				var found bool
+				if id, found, err = updateExisting(ctx, tx, accountID, itemNo, ch, gid, now); err != nil {
+					return err
+				}
+				if !found {
+					continue // deleted between our insert and update: try again
+				}
+			}
+			created = inserted
+			out, err = scanSnipe(tx.QueryRowContext(ctx, selectSnipes+` WHERE s.id = $1`, id))
+			return err
+		}
+		return fmt.Errorf("snipe kept vanishing: %w", store.ErrConflict)
+	})
+	if err != nil {
+		return store.Snipe{}, false, fmt.Errorf("upsert snipe %d: %w", itemNo, err)
+	}
+	return out, created, nil
+}
+
+// insertNew creates the snipe unless (account, item) exists; ON CONFLICT
+// makes two concurrent first addBids agree on one row.
+func insertNew(ctx context.Context, tx *sql.Tx, accountID, itemNo int64, ch store.SnipeChange, gid int64, now time.Time) (int64, bool, error) {
+	sn := store.Snipe{
+		AccountID: accountID,
+		ItemNo:    itemNo,
+		Delay:     store.DefaultDelay,
+		Enabled:   true,
+		GroupID:   gid,
+		State:     store.StateScheduled,
+		Outcome:   outcome.Pending,
+		Item:      ch.Item,
+		CreatedAt: now,
+		UpdatedAt: now,
+	}
+	if ch.Bid != nil {
+		sn.Bid = *ch.Bid
+	}
+	if ch.Delay != nil {
+		sn.Delay = *ch.Delay
+	}
+	if ch.Enabled != nil {
+		sn.Enabled = *ch.Enabled
+	}
+	if ch.Force != nil {
+		sn.Force = *ch.Force
+	}
+	var id int64
+	err := tx.QueryRowContext(ctx, insertSnipe+` ON CONFLICT (account_id, item_no) DO NOTHING RETURNING id`,
+		snipeArgs(sn)...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("insert: %w", err)
+	}
+	return id, true, nil
+}
+
+// updateExisting patches an existing snipe as a compare-and-set on its
+// state, so an edit and the sniper's Transition to firing can never both
+// succeed. found is false when the row no longer exists.
+func updateExisting(ctx context.Context, tx *sql.Tx, accountID, itemNo int64, ch store.SnipeChange, gid int64, now time.Time) (id int64, found bool, err error) {
+	it := ch.Item
+	args := []any{accountID, itemNo, optAmount(ch.Bid), optInt(ch.Delay), optBool(ch.Enabled), optBool(ch.Force),
+		it.Title, it.Currency, int64(it.CurrentPrice), int64(it.Bids), it.GalleryURL, ms(it.Start), ms(it.End), b2i(it.Ended),
+		ms(now)}
+	var q strings.Builder
+	q.WriteString(`UPDATE snipes SET
+	bid_cents = COALESCE($3, bid_cents), delay_s = COALESCE($4, delay_s),
+	enabled = COALESCE($5, enabled), forced = COALESCE($6, forced),
+	item_title = $7, item_currency = $8, item_price_cents = $9, item_bids = $10, item_gallery_url = $11,
+	item_start_ms = $12, item_end_ms = $13, item_ended = $14, updated_ms = $15`)
+	if ch.GroupName != nil {
+		args = append(args, nullID(gid))
+		q.WriteString(`, group_id = $` + strconv.Itoa(len(args)))
+	}
+	if !it.Ended && it.End.After(now) {
+		// Re-arm a settled snipe on a live item. Every CASE sees the old state.
+		q.WriteString(`,
+	state = CASE WHEN state = 'settled' THEN 'scheduled' ELSE state END,
+	outcome = CASE WHEN state = 'settled' THEN 0 ELSE outcome END,
+	outcome_detail = CASE WHEN state = 'settled' THEN '' ELSE outcome_detail END,
+	placed_at_ms = CASE WHEN state = 'settled' THEN 0 ELSE placed_at_ms END`)
+	}
+	q.WriteString(`
+WHERE account_id = $1 AND item_no = $2 AND state IN ('scheduled', 'settled') RETURNING id`)
+	err = tx.QueryRowContext(ctx, q.String(), args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		var state string
+		err := tx.QueryRowContext(ctx,
+			`SELECT state FROM snipes WHERE account_id = $1 AND item_no = $2`, accountID, itemNo).Scan(&state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, fmt.Errorf("update: %w", err)
+		}
+		return 0, false, fmt.Errorf("the bid has already been sent (state %s): %w", state, store.ErrConflict)
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("update: %w", err)
+	}
+	if err := recomputeFireAt(ctx, tx, id); err != nil {
+		return 0, false, err
+	}
+	return id, true, nil
+}
+
+// recomputeFireAt derives fire_at_ms from the stored end and delay, so
+// the rule lives in one statement whatever changed.
+func recomputeFireAt(ctx context.Context, ex interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}, id int64) error {
+	if _, err := ex.ExecContext(ctx,
+		`UPDATE snipes SET fire_at_ms = item_end_ms - delay_s * 1000 WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("fire time: %w", err)
+	}
+	return nil
+}
+
+func optAmount(p *money.Amount) any {
+	if p == nil {
+		return nil
+	}
+	return int64(*p)
+}
+
+func optInt(p *int) any {
+	if p == nil {
+		return nil
+	}
+	return int64(*p)
+}
+
+func optBool(p *bool) any {
+	if p == nil {
+		return nil
+	}
+	return b2i(*p)
+}
+
+// Snipe returns one of the account's snipes by item number.
+func (s *Store) Snipe(ctx context.Context, accountID, itemNo int64) (store.Snipe, error) {
+	sn, err := scanSnipe(s.r.QueryRowContext(ctx,
+		selectSnipes+` WHERE s.account_id = $1 AND s.item_no = $2`, accountID, itemNo))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Snipe{}, fmt.Errorf("snipe %d: %w", itemNo, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Snipe{}, fmt.Errorf("snipe %d: %w", itemNo, err)
+	}
+	return sn, nil
+}
+
+// SnipeByID returns a snipe by ID, not scoped by account (sniper only).
+func (s *Store) SnipeByID(ctx context.Context, id int64) (store.Snipe, error) {
+	sn, err := scanSnipe(s.r.QueryRowContext(ctx, selectSnipes+` WHERE s.id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.Snipe{}, fmt.Errorf("snipe id %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Snipe{}, fmt.Errorf("snipe id %d: %w", id, err)
+	}
+	return sn, nil
+}
+
+// DeleteSnipe removes a snipe unless its bid is out (firing or placed).
+func (s *Store) DeleteSnipe(ctx context.Context, accountID, itemNo int64) error {
+	res, err := s.w.ExecContext(ctx,
+		`DELETE FROM snipes WHERE account_id = $1 AND item_no = $2 AND state NOT IN ('firing', 'placed')`,
+		accountID, itemNo)
+	if err != nil {
+		return fmt.Errorf("delete snipe %d: %w", itemNo, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("delete snipe %d: %w", itemNo, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	var state string
+	err = s.w.QueryRowContext(ctx,
+		`SELECT state FROM snipes WHERE account_id = $1 AND item_no = $2`, accountID, itemNo).Scan(&state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("delete snipe %d: %w", itemNo, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("delete snipe %d: %w", itemNo, err)
+	}
+	return fmt.Errorf("delete snipe %d: the bid has already been sent (state %s): %w", itemNo, state, store.ErrConflict)
+}
+
+// ListSnipes returns one page of the account's snipes and the total count.
+func (s *Store) ListSnipes(ctx context.Context, accountID int64, q store.ListQuery) ([]store.Snipe, int, error) {
+	now := ms(q.Now)
+	cut := ms(q.Now.Add(-store.ArchiveAge))
+	args := []any{accountID}
+	where := []string{`s.account_id = $1`}
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	// "Ended" is the flag or the end time having passed.
+	switch q.Filter {
+	case store.FilterWatched:
+		where = append(where, `s.bid_cents = 0`, `s.item_ended = 0`, `s.item_end_ms > `+arg(now))
+	case store.FilterCurrent:
+		where = append(where, `s.bid_cents > 0`, `s.item_ended = 0`, `s.item_end_ms > `+arg(now))
+	case store.FilterCompleted:
+		where = append(where, `(s.item_ended = 1 OR s.item_end_ms <= `+arg(now)+`)`, `s.item_end_ms > `+arg(cut))
+	case store.FilterArchive:
+		where = append(where, `(s.item_ended = 1 OR s.item_end_ms <= `+arg(now)+`)`, `s.item_end_ms <= `+arg(cut))
+	case "":
+	default:
+		return nil, 0, fmt.Errorf("list snipes: unknown filter %q", q.Filter)
+	}
+	if !q.ShowWon {
+		where = append(where, `s.outcome <> `+strconv.Itoa(int(outcome.Won)))
+	}
+	cond := strings.Join(where, " AND ")
+
+	var total int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM snipes s WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("list snipes: count: %w", err)
+	}
+	col := "s.item_end_ms"
+	if q.OrderBy == "bids" {
+		col = "s.item_bids"
+	}
+	dir := " ASC"
+	if q.Desc {
+		dir = " DESC"
+	}
+	query := selectSnipes + ` WHERE ` + cond + ` ORDER BY ` + col + dir + `, s.item_no` + dir +
+		` LIMIT ` + arg(limitOrAll(q.Limit)) + ` OFFSET ` + arg(int64(max(q.Offset, 0)))
+	page, err := querySnipes(ctx, s.r, query, args...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list snipes: %w", err)
+	}
+	return page, total, nil
+}
+
+// SnipesInState returns up to limit snipes in state due before `before`,
+// by FireAt then ID; scheduled ones only when armed.
+func (s *Store) SnipesInState(ctx context.Context, state store.State, before time.Time, limit int) ([]store.Snipe, error) {
+	cond := `s.state = $1 AND s.fire_at_ms < $2`
+	if state == store.StateScheduled {
+		cond += ` AND s.enabled = 1 AND s.bid_cents > 0 AND s.item_ended = 0`
+	}
+	out, err := querySnipes(ctx, s.r, selectSnipes+` WHERE `+cond+` ORDER BY s.fire_at_ms, s.id LIMIT $3`,
+		string(state), ms(before), limitOrAll(limit))
+	if err != nil {
+		return nil, fmt.Errorf("snipes in state %s: %w", state, err)
+	}
+	return out, nil
+}
+
+// Transition moves a snipe between states as one compare-and-set UPDATE.
+func (s *Store) Transition(ctx context.Context, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time) error {
+	args := []any{id, string(to), int64(o), detail}
+	set := `state = $2, outcome = $3, outcome_detail = $4`
+	if !placedAt.IsZero() {
+		args = append(args, ms(placedAt))
+		set += `, placed_at_ms = $5`
+	}
+	in := make([]string, len(from))
+	for i, st := range from {
+		args = append(args, string(st))
+		in[i] = "$" + strconv.Itoa(len(args))
+	}
+	var n int64
+	if len(in) > 0 {
+		res, err := s.w.ExecContext(ctx,
+			`UPDATE snipes SET `+set+` WHERE id = $1 AND state IN (`+strings.Join(in, ", ")+`)`, args...)
+		if err != nil {
+			return fmt.Errorf("transition snipe id %d: %w", id, err)
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return fmt.Errorf("transition snipe id %d: %w", id, err)
+		}
+	}
+	if n > 0 {
+		return nil
+	}
+	var state string
+	err := s.w.QueryRowContext(ctx, `SELECT state FROM snipes WHERE id = $1`, id).Scan(&state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("transition snipe id %d: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("transition snipe id %d: %w", id, err)
+	}
+	return fmt.Errorf("transition snipe id %d to %s: it is %s: %w", id, to, state, store.ErrConflict)
+}
+
+// UpdateItem stores a fresher item snapshot and recomputes FireAt.
+func (s *Store) UpdateItem(ctx context.Context, id int64, it store.ItemSnapshot) error {
+	res, err := s.w.ExecContext(ctx, `UPDATE snipes SET
+	item_title = $2, item_currency = $3, item_price_cents = $4, item_bids = $5, item_gallery_url = $6,
+	item_start_ms = $7, item_end_ms = $8, item_ended = $9, fire_at_ms = $8 - delay_s * 1000
+WHERE id = $1`,
+		id, it.Title, it.Currency, int64(it.CurrentPrice), int64(it.Bids), it.GalleryURL, ms(it.Start), ms(it.End), b2i(it.Ended))
+	if err != nil {
+		return fmt.Errorf("update item of snipe id %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("update item of snipe id %d: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("update item of snipe id %d: %w", id, store.ErrNotFound)
+	}
+	return nil
+}

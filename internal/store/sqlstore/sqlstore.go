@@ -1,0 +1,102 @@
+// Package sqlstore implements store.Store over database/sql with SQL that
+// both SQLite (modernc.org/sqlite) and PostgreSQL (pgx) run unchanged. The
+// engine packages (store/sqlite, store/postgres) own the driver, the DSN and
+// the migrations; this package owns every query.
+//
+// Portable SQL rules kept here: $N placeholders, times as BIGINT Unix
+// milliseconds, booleans as INTEGER 0/1, INSERT ... ON CONFLICT, RETURNING.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Store is the shared implementation of store.Store. Writes go through
+// w and reads through r; an engine may pass the same *sql.DB for both.
+// SQLite passes a one-connection writer pool so that in-process writers
+// queue in Go instead of sleeping in SQLite's busy handler.
+type Store struct {
+	w *sql.DB
+	r *sql.DB
+}
+
+// New returns a Store that writes through w and reads through r.
+func New(w, r *sql.DB) *Store { return &Store{w: w, r: r} }
+
+// Close closes both pools.
+func (s *Store) Close() error {
+	err := s.w.Close()
+	if s.r != s.w {
+		err = errors.Join(err, s.r.Close())
+	}
+	return err
+}
+
+// queryer is what both *sql.DB and *sql.Tx offer for reads.
+type queryer interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// inTx runs fn in a write transaction, committing if it returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback() // the error from fn is the one worth reporting
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// ms converts a time to stored Unix milliseconds; the zero time is 0.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// fromMS converts stored Unix milliseconds back to a UTC time; 0 is zero.
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
+}
+
+// b2i stores a boolean as 0/1: the column type both engines share.
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// noLimit stands for "no limit" where the portable LIMIT needs a number.
+const noLimit = math.MaxInt64
+
+func limitOrAll(n int) int64 {
+	if n <= 0 {
+		return noLimit
+	}
+	return int64(n)
+}
+
+// nullID stores ID 0 as NULL for nullable foreign keys.
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
+}

@@ -1,0 +1,124 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/outcome"
+	"github.com/sniped/sniped/internal/store"
+)
+
+// listFixture stores one snipe per listing rule edge and returns nothing;
+// item numbers name the case:
+//
+//	1 watched, live           2 current, live          3 current, ends exactly now (ended)
+//	4 current, ended early    5 completed, ended 60d−1ms ago
+//	6 archive, ended exactly 60d ago                   7 archive, older
+//	8 current, won (hidden unless ShowWon)             9 completed, won
+//	10 watched, ends 1 ms from now
+func listFixture(t *testing.T, b *bundle) {
+	t.Helper()
+	b.snipe(t, b.alice.ID, 1, 0, b.now.Add(hour))
+	b.snipe(t, b.alice.ID, 2, 500, b.now.Add(2*hour))
+	b.snipe(t, b.alice.ID, 3, 500, b.now)
+	early := item(b.now.Add(3 * hour))
+	early.Ended = true
+	b.upsert(t, b.alice.ID, 4, store.SnipeChange{Bid: ptr(money.Amount(500)), Item: early})
+	b.snipe(t, b.alice.ID, 5, 500, b.now.Add(-store.ArchiveAge+time.Millisecond))
+	b.snipe(t, b.alice.ID, 6, 500, b.now.Add(-store.ArchiveAge))
+	b.snipe(t, b.alice.ID, 7, 0, b.now.Add(-store.ArchiveAge-day))
+	won := b.snipe(t, b.alice.ID, 8, 500, b.now.Add(4*hour))
+	wonDone := b.snipe(t, b.alice.ID, 9, 500, b.now.Add(-day))
+	b.snipe(t, b.alice.ID, 10, 0, b.now.Add(time.Millisecond))
+	for _, id := range []int64{won.ID, wonDone.ID} {
+		if err := b.s.Transition(b.ctx, id, []store.State{store.StateScheduled}, store.StateSettled, outcome.Won, "", time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.snipe(t, b.bob.ID, 2, 500, b.now.Add(2*hour)) // never in alice's lists
+}
+
+var listTests = []test{
+	{"Filters", func(t *testing.T, b *bundle) {
+		listFixture(t, b)
+		tests := []struct {
+			filter  store.Filter
+			showWon bool
+			want    []int64 // by end ascending
+		}{
+			{store.FilterWatched, false, []int64{10, 1}},
+			{store.FilterCurrent, false, []int64{2}},
+			{store.FilterCurrent, true, []int64{2, 8}},
+			{store.FilterCompleted, false, []int64{5, 3, 4}},
+			{store.FilterCompleted, true, []int64{5, 9, 3, 4}},
+			{store.FilterArchive, false, []int64{7, 6}},
+			{"", false, []int64{7, 6, 5, 3, 10, 1, 2, 4}},
+		}
+		for _, tc := range tests {
+			q := store.ListQuery{Filter: tc.filter, ShowWon: tc.showWon, OrderBy: "ends", Limit: 20, Now: b.now}
+			got, total, err := b.s.ListSnipes(b.ctx, b.alice.ID, q)
+			if err != nil || !slices.Equal(itemNos(got), tc.want) || total != len(tc.want) {
+				t.Errorf("ListSnipes(%q, show_won=%v) = %v, total %d, %v; want %v, total %d",
+					tc.filter, tc.showWon, itemNos(got), total, err, tc.want, len(tc.want))
+			}
+		}
+	}},
+	{"OrderAndTies", func(t *testing.T, b *bundle) {
+		// ends: 3 and 1 tie, 2 later; bids: 1 and 2 tie, 3 more.
+		bids := map[int64]int{1: 5, 2: 5, 3: 9}
+		ends := map[int64]time.Duration{1: hour, 2: 2 * hour, 3: hour}
+		for _, no := range []int64{2, 3, 1} {
+			it := item(b.now.Add(ends[no]))
+			it.Bids = bids[no]
+			b.upsert(t, b.alice.ID, no, store.SnipeChange{Bid: ptr(money.Amount(100)), Item: it})
+		}
+		tests := []struct {
+			orderBy string
+			desc    bool
+			want    []int64
+		}{
+			{"ends", false, []int64{1, 3, 2}},
+			{"ends", true, []int64{2, 3, 1}},
+			{"bids", false, []int64{1, 2, 3}},
+			{"bids", true, []int64{3, 2, 1}},
+		}
+		for _, tc := range tests {
+			q := store.ListQuery{Filter: store.FilterCurrent, OrderBy: tc.orderBy, Desc: tc.desc, Limit: 20, Now: b.now}
+			got, _, err := b.s.ListSnipes(b.ctx, b.alice.ID, q)
+			if err != nil || !slices.Equal(itemNos(got), tc.want) {
+				t.Errorf("ListSnipes(orderby %s, desc %v) = %v, %v; want %v", tc.orderBy, tc.desc, itemNos(got), err, tc.want)
+			}
+		}
+	}},
+	{"Paging", func(t *testing.T, b *bundle) {
+		for no := int64(1); no <= 7; no++ {
+			b.snipe(t, b.alice.ID, no, 100, b.now.Add(time.Duration(no)*hour))
+		}
+		tests := []struct {
+			offset, limit int
+			want          []int64
+		}{
+			{0, 3, []int64{1, 2, 3}},
+			{3, 3, []int64{4, 5, 6}},
+			{6, 3, []int64{7}},
+			{7, 3, nil},
+			{2, 0, []int64{3, 4, 5, 6, 7}}, // limit 0: no limit
+		}
+		for _, tc := range tests {
+			q := store.ListQuery{Filter: store.FilterCurrent, OrderBy: "ends", Offset: tc.offset, Limit: tc.limit, Now: b.now}
+			got, total, err := b.s.ListSnipes(b.ctx, b.alice.ID, q)
+			if err != nil || !slices.Equal(itemNos(got), tc.want) || total != 7 {
+				t.Errorf("ListSnipes(offset %d, limit %d) = %v, total %d, %v; want %v, total 7", tc.offset, tc.limit, itemNos(got), total, err, tc.want)
+			}
+		}
+	}},
+	{"EntryFields", func(t *testing.T, b *bundle) {
+		s := b.upsert(t, b.alice.ID, 1, store.SnipeChange{Bid: ptr(money.Amount(1234)), Delay: ptr(4), GroupName: ptr("g"), Item: item(b.now.Add(hour))})
+		got, _, err := b.s.ListSnipes(b.ctx, b.alice.ID, store.ListQuery{Filter: store.FilterCurrent, Limit: 20, Now: b.now})
+		if err != nil || len(got) != 1 || !equalSnipe(got[0], s) {
+			t.Errorf("ListSnipes = %+v, %v; want exactly %+v", got, err, s)
+		}
+	}},
+}

@@ -1,0 +1,170 @@
+package storetest
+
+import (
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/outcome"
+	"github.com/sniped/sniped/internal/store"
+)
+
+var sniperTests = []test{
+	{"ArmedOnly", func(t *testing.T, b *bundle) {
+		end := b.now.Add(hour)
+		armed := b.snipe(t, b.alice.ID, 1, 500, end)
+		b.snipe(t, b.alice.ID, 2, 0, end) // watched
+		b.upsert(t, b.alice.ID, 3, store.SnipeChange{Bid: ptr(money.Amount(500)), Enabled: ptr(false), Item: item(end)})
+		ended := item(end)
+		ended.Ended = true
+		b.upsert(t, b.alice.ID, 4, store.SnipeChange{Bid: ptr(money.Amount(500)), Item: ended})
+		firing := b.snipe(t, b.alice.ID, 5, 500, end)
+		b.transition(t, firing.ID, store.StateScheduled, store.StateFiring)
+		bobs := b.snipe(t, b.bob.ID, 1, 500, end)
+
+		got, err := b.s.SnipesInState(b.ctx, store.StateScheduled, end, 0)
+		if want := []int64{armed.ID, bobs.ID}; err != nil || !slices.Equal(ids(got), want) {
+			t.Errorf("SnipesInState(scheduled) = %v, %v; want IDs %v (armed only, every account)", ids(got), err, want)
+		}
+		got, err = b.s.SnipesInState(b.ctx, store.StateFiring, end, 0)
+		if want := []int64{firing.ID}; err != nil || !slices.Equal(ids(got), want) {
+			t.Errorf("SnipesInState(firing) = %v, %v; want %v", ids(got), err, want)
+		}
+		// A disabled firing snipe is still firing: only scheduled is filtered.
+		b.upsert(t, b.alice.ID, 6, store.SnipeChange{Enabled: ptr(false), Item: item(end)})
+		s6 := b.get(t, b.alice.ID, 6)
+		b.transition(t, s6.ID, store.StateScheduled, store.StatePlaced)
+		got, err = b.s.SnipesInState(b.ctx, store.StatePlaced, end, 0)
+		if want := []int64{s6.ID}; err != nil || !slices.Equal(ids(got), want) {
+			t.Errorf("SnipesInState(placed) = %v, %v; want %v", ids(got), err, want)
+		}
+	}},
+	{"OrderBeforeAndLimit", func(t *testing.T, b *bundle) {
+		// FireAt = end − delay: item 1 fires at +60s−7s, item 2 at +50s−7s,
+		// item 3 ties with item 2 (created later: higher ID).
+		s1 := b.snipe(t, b.alice.ID, 1, 500, b.now.Add(60*time.Second))
+		s2 := b.snipe(t, b.alice.ID, 2, 500, b.now.Add(50*time.Second))
+		s3 := b.snipe(t, b.alice.ID, 3, 500, b.now.Add(50*time.Second))
+		tests := []struct {
+			before time.Time
+			limit  int
+			want   []int64
+		}{
+			{b.now.Add(time.Hour), 0, []int64{s2.ID, s3.ID, s1.ID}},
+			{b.now.Add(time.Hour), 2, []int64{s2.ID, s3.ID}},
+			{s1.FireAt, 0, []int64{s2.ID, s3.ID}}, // strictly before
+			{s1.FireAt.Add(time.Millisecond), 0, []int64{s2.ID, s3.ID, s1.ID}},
+			{s2.FireAt, 0, nil},
+		}
+		for _, tc := range tests {
+			got, err := b.s.SnipesInState(b.ctx, store.StateScheduled, tc.before, tc.limit)
+			if err != nil || !slices.Equal(ids(got), tc.want) {
+				t.Errorf("SnipesInState(before %v, limit %d) = %v, %v; want %v", tc.before, tc.limit, ids(got), err, tc.want)
+			}
+		}
+	}},
+	{"Transition", func(t *testing.T, b *bundle) {
+		s := b.snipe(t, b.alice.ID, 1, 500, b.now.Add(hour))
+		sched := []store.State{store.StateScheduled}
+		err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateFiring}, store.StatePlaced, outcome.Placed, "", time.Time{})
+		wantErr(t, "Transition(from firing, is scheduled)", err, store.ErrConflict)
+		err = b.s.Transition(b.ctx, s.ID, nil, store.StatePlaced, outcome.Placed, "", time.Time{})
+		wantErr(t, "Transition(from none)", err, store.ErrConflict)
+		err = b.s.Transition(b.ctx, s.ID+1000, sched, store.StateFiring, outcome.Pending, "", time.Time{})
+		wantErr(t, "Transition(unknown id)", err, store.ErrNotFound)
+
+		if err := b.s.Transition(b.ctx, s.ID, sched, store.StateFiring, outcome.Pending, "", time.Time{}); err != nil {
+			t.Fatalf("Transition(scheduled→firing) = %v", err)
+		}
+		placedAt := b.now.Add(time.Second)
+		if err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateFiring}, store.StatePlaced, outcome.Placed, "Leading at 5.00.", placedAt); err != nil {
+			t.Fatalf("Transition(firing→placed) = %v", err)
+		}
+		got := b.get(t, b.alice.ID, 1)
+		if got.State != store.StatePlaced || got.Outcome != outcome.Placed || got.OutcomeDetail != "Leading at 5.00." || !got.PlacedAt.Equal(placedAt) {
+			t.Errorf("after firing→placed: %+v, want placed, outcome Placed, detail, PlacedAt %v", got, placedAt)
+		}
+		// A zero placedAt keeps the stored one.
+		if err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateFiring, store.StatePlaced}, store.StateSettled, outcome.Won, "", time.Time{}); err != nil {
+			t.Fatalf("Transition(placed→settled) = %v", err)
+		}
+		got = b.get(t, b.alice.ID, 1)
+		if got.State != store.StateSettled || got.Outcome != outcome.Won || got.OutcomeDetail != "" || !got.PlacedAt.Equal(placedAt) {
+			t.Errorf("after placed→settled: %+v, want settled, Won, no detail, PlacedAt kept %v", got, placedAt)
+		}
+	}},
+	{"TransitionRace", func(t *testing.T, b *bundle) {
+		s := b.snipe(t, b.alice.ID, 1, 500, b.now.Add(hour))
+		const n = 8
+		var (
+			wg        sync.WaitGroup
+			mu        sync.Mutex
+			won, lost int
+		)
+		for range n {
+			wg.Go(func() {
+				err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{})
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil:
+					won++
+				case errors.Is(err, store.ErrConflict):
+					lost++
+				default:
+					t.Errorf("Transition = %v, want nil or ErrConflict", err)
+				}
+			})
+		}
+		wg.Wait()
+		if won != 1 || lost != n-1 {
+			t.Errorf("%d racing Transitions: %d won, %d conflicted; want 1 and %d", n, won, lost, n-1)
+		}
+	}},
+	{"EditRacesFire", func(t *testing.T, b *bundle) {
+		// An addBid and the sniper's fire race: either the edit lands
+		// before the fire (and the fired snipe carries it) or it is refused.
+		s := b.snipe(t, b.alice.ID, 1, 500, b.now.Add(hour))
+		var (
+			wg      sync.WaitGroup
+			editErr error
+			fireErr error
+		)
+		wg.Go(func() {
+			_, _, editErr = b.s.UpsertSnipe(b.ctx, b.alice.ID, 1, store.SnipeChange{Bid: ptr(money.Amount(900)), Item: item(b.now.Add(hour))}, b.now)
+		})
+		wg.Go(func() {
+			fireErr = b.s.Transition(b.ctx, s.ID, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{})
+		})
+		wg.Wait()
+		if fireErr != nil {
+			t.Fatalf("Transition = %v, want the fire to win or go second", fireErr)
+		}
+		got := b.get(t, b.alice.ID, 1)
+		switch {
+		case editErr == nil && got.Bid == 900:
+		case errors.Is(editErr, store.ErrConflict) && got.Bid == 500:
+		default:
+			t.Errorf("edit = %v, stored bid %v; want (nil, 9.00) or (ErrConflict, 5.00)", editErr, got.Bid)
+		}
+	}},
+	{"UpdateItem", func(t *testing.T, b *bundle) {
+		s := b.upsert(t, b.alice.ID, 1, store.SnipeChange{Bid: ptr(money.Amount(500)), Delay: ptr(4), Item: item(b.now.Add(hour))})
+		it := item(b.now.Add(2 * hour))
+		it.Title, it.CurrentPrice, it.Bids, it.Ended = "new title", 4200, 9, true
+		if err := b.s.UpdateItem(b.ctx, s.ID, it); err != nil {
+			t.Fatalf("UpdateItem = %v", err)
+		}
+		got := b.get(t, b.alice.ID, 1)
+		want := s
+		want.Item = it
+		want.FireAt = it.End.Add(-4 * time.Second)
+		if !equalSnipe(got, want) {
+			t.Errorf("after UpdateItem:\n %+v\nwant\n %+v", got, want)
+		}
+		wantErr(t, "UpdateItem(unknown id)", b.s.UpdateItem(b.ctx, s.ID+1000, it), store.ErrNotFound)
+	}},
+}
