@@ -1,11 +1,23 @@
 // Package sniper is sniped's engine: it fires every armed snipe exactly once
 // at its item's end minus its delay, on the marketplace's clock, and learns
 // and stores each snipe's outcome.
+//
+// The store is the source of truth. The sniper keeps only the snipes due
+// within a short horizon in memory (schedule.go), measures the marketplace
+// clock offset (offset.go), refreshes items ahead of the shot (preflight.go),
+// moves each snipe scheduled → firing → placed/settled with the store's
+// compare-and-set (fire.go), learns results after the end (settle.go),
+// enforces Bid Group rules (group.go) and resolves whatever a crash left
+// behind (recover.go).
 package sniper
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,31 +27,284 @@ import (
 	"github.com/sniped/sniped/internal/store"
 )
 
-// Config wires a Sniper to its store, marketplace, clock and metrics.
+// Defaults for the zero values of Config's tuning fields.
+const (
+	// DefaultHorizon is how far ahead snipes are loaded into memory. It
+	// covers the one-minute pre-flight.
+	DefaultHorizon = 90 * time.Second
+	// DefaultRefresh is how often the horizon is reloaded from the store.
+	DefaultRefresh = 10 * time.Second
+	// DefaultArmLead is how long before the shot a snipe is durably marked
+	// firing and re-read, so that the store write never delays the send.
+	// Edits within this window get 409.
+	DefaultArmLead = time.Second
+	// DefaultMaxInFlight bounds concurrent snipe goroutines (arming,
+	// sending, settling), so a burst does not serialize behind marketplace
+	// latency yet cannot grow without limit.
+	DefaultMaxInFlight = 8192
+	// DefaultSettleGrace is how long after an item's end settlement asks
+	// the marketplace for the result.
+	DefaultSettleGrace = 2 * time.Second
+	// DefaultSweep is how often stuck snipes (placed past their end,
+	// firing without a live sender) are looked for.
+	DefaultSweep = 15 * time.Second
+	// DefaultOffsetEvery is how often the clock offset is re-measured.
+	DefaultOffsetEvery = time.Minute
+	// DefaultRetryCutoff: transient failures are retried until this long
+	// before the item's end.
+	DefaultRetryCutoff = 500 * time.Millisecond
+	// DefaultMissedAfter: at startup, a snipe whose moment passed more
+	// than this long ago is settled as missed rather than fired late.
+	DefaultMissedAfter = time.Second
+	// DefaultPreflightFar and DefaultPreflightNear are when the item is
+	// refreshed before the shot.
+	DefaultPreflightFar  = time.Minute
+	DefaultPreflightNear = 5 * time.Second
+	// DefaultLoadLimit is the page size of store scans.
+	DefaultLoadLimit = 50000
+)
+
+// Config wires a Sniper to its store, marketplace, clock and metrics. The
+// tuning fields are optional; zero means the Default* constant.
 type Config struct {
 	Store      store.Store
 	Market     market.Market
 	Clock      clock.Clock
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
+
+	Horizon       time.Duration
+	Refresh       time.Duration
+	ArmLead       time.Duration
+	MaxInFlight   int
+	SettleGrace   time.Duration
+	Sweep         time.Duration
+	OffsetEvery   time.Duration
+	RetryCutoff   time.Duration
+	MissedAfter   time.Duration
+	PreflightFar  time.Duration
+	PreflightNear time.Duration
+	LoadLimit     int
 }
 
-// Sniper schedules and fires snipes.
+func (c *Config) defaults() {
+	set := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	set(&c.Horizon, DefaultHorizon)
+	set(&c.Refresh, DefaultRefresh)
+	set(&c.ArmLead, DefaultArmLead)
+	set(&c.SettleGrace, DefaultSettleGrace)
+	set(&c.Sweep, DefaultSweep)
+	set(&c.OffsetEvery, DefaultOffsetEvery)
+	set(&c.RetryCutoff, DefaultRetryCutoff)
+	set(&c.MissedAfter, DefaultMissedAfter)
+	set(&c.PreflightFar, DefaultPreflightFar)
+	set(&c.PreflightNear, DefaultPreflightNear)
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.LoadLimit <= 0 {
+		c.LoadLimit = DefaultLoadLimit
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Sniper schedules and fires snipes. Create it with New and start it with Run.
 type Sniper struct {
 	cfg Config
+	st  store.Store
+	mk  market.Market // instrumented
+	clk clock.Clock
+	log *slog.Logger
+	met *metrics
+
+	offset atomic.Int64 // marketplace minus local clock, nanoseconds
+
+	sched *schedule
+	sem   chan struct{}
+	wg    sync.WaitGroup
+
+	// changed holds IDs passed to Changed until the scheduler handles them.
+	changedMu  sync.Mutex
+	changedIDs map[int64]struct{}
+	changedSig chan struct{}
+
+	accMu    sync.Mutex
+	accounts map[int64]string
+
+	groupMu sync.Mutex
+	groups  map[int64]*groupLock
 }
 
 // New returns a Sniper; call Run to start it.
-func New(cfg Config) *Sniper { return &Sniper{cfg: cfg} }
+func New(cfg Config) *Sniper {
+	cfg.defaults()
+	met := newMetrics(cfg.Registerer)
+	s := &Sniper{
+		cfg:        cfg,
+		st:         cfg.Store,
+		mk:         instrument(cfg.Market, met, cfg.Clock),
+		clk:        cfg.Clock,
+		log:        cfg.Logger,
+		met:        met,
+		sem:        make(chan struct{}, cfg.MaxInFlight),
+		changedIDs: map[int64]struct{}{},
+		changedSig: make(chan struct{}, 1),
+		accounts:   map[int64]string{},
+		groups:     map[int64]*groupLock{},
+	}
+	s.sched = newSchedule(s)
+	return s
+}
 
-// Run schedules and fires snipes until ctx ends.
+// Market returns the instrumented marketplace the sniper uses, so that other
+// callers (the API) can share its call metrics.
+func (s *Sniper) Market() market.Market { return s.mk }
+
+// Run recovers what a previous run left behind, then schedules and fires
+// snipes until ctx ends. It returns nil when ctx ends, after every goroutine
+// it started has stopped.
 func (s *Sniper) Run(ctx context.Context) error {
-	<-ctx.Done()
+	defer s.wg.Wait()
+	if err := s.measureOffset(ctx); err != nil {
+		s.log.Warn("clock offset: first measurement failed; assuming 0", "err", err)
+	}
+	if err := s.recover(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		// Recovery failures are retried by the sweep; keep running.
+		s.log.Error("recovery incomplete; the sweep retries", "err", err)
+	}
+	s.goBackground(ctx, s.offsetLoop)
+	s.goBackground(ctx, s.loadLoop)
+	s.goBackground(ctx, s.sweepLoop)
+	s.goBackground(ctx, s.changedLoop)
+	s.sched.run(ctx)
 	return nil
 }
 
-// Changed re-arms a snipe at once after an edit. Safe for unknown IDs.
-func (s *Sniper) Changed(snipeID int64) {}
+func (s *Sniper) goBackground(ctx context.Context, f func(context.Context)) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f(ctx)
+	}()
+}
 
-// ClockOffset is the measured marketplace clock minus the local clock.
-func (s *Sniper) ClockOffset() time.Duration { return 0 }
+// spawn runs f on its own goroutine, bounded by MaxInFlight. It waits for a
+// slot only when the limit is reached.
+func (s *Sniper) spawn(ctx context.Context, f func(context.Context)) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case s.sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-s.sem }()
+		f(ctx)
+	}()
+}
+
+// Changed re-arms a snipe at once after an addBid, deleteBid or enabled
+// change. It never blocks and is safe for unknown or deleted IDs.
+func (s *Sniper) Changed(snipeID int64) {
+	s.changedMu.Lock()
+	s.changedIDs[snipeID] = struct{}{}
+	s.changedMu.Unlock()
+	select {
+	case s.changedSig <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Sniper) changedLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.changedSig:
+		}
+		s.changedMu.Lock()
+		ids := s.changedIDs
+		s.changedIDs = map[int64]struct{}{}
+		s.changedMu.Unlock()
+		for id := range ids {
+			if err := s.rearm(ctx, id); err != nil && ctx.Err() == nil {
+				s.log.Warn("re-arm after change", "snipe", id, "err", err)
+			}
+		}
+	}
+}
+
+// rearm reads one snipe and puts it in (or takes it out of) the schedule.
+func (s *Sniper) rearm(ctx context.Context, id int64) error {
+	sn, err := s.st.SnipeByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		s.sched.forget(id)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read snipe: %w", err)
+	}
+	s.consider(sn)
+	return nil
+}
+
+// consider schedules whatever a snipe needs next, from its stored state.
+func (s *Sniper) consider(sn store.Snipe) {
+	switch {
+	case sn.State != store.StateScheduled:
+		if sn.State == store.StatePlaced {
+			s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
+		}
+		s.sched.forget(sn.ID)
+	case armed(sn):
+		if sn.FireAt.Before(s.marketNow().Add(s.cfg.Horizon)) {
+			s.sched.track(sn)
+		} else {
+			s.sched.forget(sn.ID) // the loader brings it back in time
+		}
+	case !sn.Enabled && sn.Bid > 0 && !sn.Item.Ended:
+		// Settled as disabled when its item ends, unless re-enabled.
+		s.sched.forget(sn.ID)
+		s.sched.disabledAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
+	default:
+		s.sched.forget(sn.ID)
+	}
+}
+
+// armed reports whether a scheduled snipe should fire.
+func armed(sn store.Snipe) bool {
+	return sn.State == store.StateScheduled && sn.Enabled && sn.Bid > 0 && !sn.Item.Ended
+}
+
+// userName maps an account to its marketplace user, caching the names.
+func (s *Sniper) userName(ctx context.Context, accountID int64) (string, error) {
+	s.accMu.Lock()
+	defer s.accMu.Unlock()
+	if n, ok := s.accounts[accountID]; ok {
+		return n, nil
+	}
+	accs, err := s.st.Accounts(ctx)
+	if err != nil {
+		return "", fmt.Errorf("list accounts: %w", err)
+	}
+	for _, a := range accs {
+		s.accounts[a.ID] = a.Name
+	}
+	if n, ok := s.accounts[accountID]; ok {
+		return n, nil
+	}
+	return "", fmt.Errorf("account %d: %w", accountID, store.ErrNotFound)
+}

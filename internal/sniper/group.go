@@ -1,0 +1,140 @@
+package sniper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sniped/sniped/internal/outcome"
+	"github.com/sniped/sniped/internal/store"
+)
+
+// Bid Group rules. A group wins at most one item:
+//
+//   - A group snipe fires only while none of its siblings may still be won
+//     by us: no sibling won, no sibling's bid leads a running auction, and
+//     no sibling that ends earlier is still waiting to fire (end-time order).
+//     Otherwise it is skipped as GroupLead (provisional, still re-armable)
+//     or, once a sibling is won, settled as GroupWon.
+//   - The check and the send happen under a per-group lock, so two siblings
+//     never both pass the check before either bid is out.
+//   - Once outbid, a fixed maximum cannot lead again (proxy bidding only
+//     raises the price), so a sibling seen not leading can never win later.
+//     Together: at most one sibling ever leads at a time, hence at most one
+//     is won.
+//   - When a sibling gets a final result (or is outbid), followUp re-arms
+//     GroupLead siblings whose auctions still run (they pass the check
+//     again) or settles the rest as GroupWon when it was won.
+//
+// Uncertainty counts as leading: when the marketplace cannot say, the
+// snipe is skipped, never fired.
+
+// groupLock serializes the check-and-send of one group's snipes.
+type groupLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// lockGroup locks a group and returns its unlock function.
+func (s *Sniper) lockGroup(id int64) func() {
+	s.groupMu.Lock()
+	g := s.groups[id]
+	if g == nil {
+		g = &groupLock{}
+		s.groups[id] = g
+	}
+	g.refs++
+	s.groupMu.Unlock()
+	g.mu.Lock()
+	return func() {
+		g.mu.Unlock()
+		s.groupMu.Lock()
+		if g.refs--; g.refs == 0 {
+			delete(s.groups, id)
+		}
+		s.groupMu.Unlock()
+	}
+}
+
+// groupGate decides whether sn (firing, group locked) may be sent. When not,
+// it returns the outcome to settle it with.
+func (s *Sniper) groupGate(ctx context.Context, sn store.Snipe, user string) (ok bool, code outcome.Code, detail string) {
+	sibs, err := s.st.GroupSnipes(ctx, sn.AccountID, sn.GroupID)
+	if err != nil {
+		return false, outcome.GroupLead, "Could not read the Bid Group, so the snipe was held back to avoid winning two items."
+	}
+	for _, o := range sibs {
+		if o.ID != sn.ID && o.Outcome == outcome.Won {
+			return false, outcome.GroupWon, fmt.Sprintf("Item %d of group %q was won.", o.ItemNo, sn.GroupName)
+		}
+	}
+	now := s.marketNow()
+	for _, o := range sibs {
+		if o.ID == sn.ID {
+			continue
+		}
+		switch {
+		case o.State == store.StateFiring || o.State == store.StatePlaced:
+			bs, err := s.mk.BidState(ctx, user, o.ItemNo)
+			switch {
+			case err != nil:
+				return false, outcome.GroupLead, fmt.Sprintf("Could not learn whether you lead item %d of this group; held back to avoid winning two items.", o.ItemNo)
+			case bs.Won:
+				return false, outcome.GroupWon, fmt.Sprintf("Item %d of group %q was won.", o.ItemNo, sn.GroupName)
+			case bs.HighBidder && !bs.Ended:
+				return false, outcome.GroupLead, fmt.Sprintf("You lead item %d of this group, which ends %s.", o.ItemNo, o.Item.End.UTC().Format(time.DateTime))
+			}
+		case armed(o) && now.Before(o.Item.End) && endsBefore(o, sn):
+			return false, outcome.GroupLead, fmt.Sprintf("Item %d of this group ends first and is sniped first.", o.ItemNo)
+		}
+	}
+	return true, 0, ""
+}
+
+// endsBefore orders a group's snipes: end time, then item number.
+func endsBefore(a, b store.Snipe) bool {
+	if !a.Item.End.Equal(b.Item.End) {
+		return a.Item.End.Before(b.Item.End)
+	}
+	return a.ItemNo < b.ItemNo
+}
+
+// followUp re-evaluates a group after one of its snipes got a result: a won
+// item settles the waiting siblings as GroupWon; otherwise GroupLead
+// siblings whose auctions still run are re-armed and pass the gate again.
+func (s *Sniper) followUp(ctx context.Context, accountID, groupID int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	sibs, err := s.st.GroupSnipes(ctx, accountID, groupID)
+	if err != nil {
+		s.log.Error("group follow-up", "group", groupID, "err", err)
+		return
+	}
+	var won *store.Snipe
+	for i := range sibs {
+		if sibs[i].Outcome == outcome.Won {
+			won = &sibs[i]
+		}
+	}
+	cutoff := s.marketNow().Add(s.cfg.RetryCutoff)
+	for _, o := range sibs {
+		waiting := o.State == store.StateSettled && o.Outcome == outcome.GroupLead
+		switch {
+		case won != nil && o.ID != won.ID && (waiting || armed(o)):
+			detail := fmt.Sprintf("Item %d of group %q was won.", won.ItemNo, o.GroupName)
+			if err := s.st.Transition(ctx, o.ID, []store.State{store.StateScheduled, store.StateSettled}, store.StateSettled, outcome.GroupWon, detail, time.Time{}); err == nil {
+				s.met.outcomes.WithLabelValues(outcome.Of(outcome.GroupWon).Shorthand).Inc()
+				s.sched.forget(o.ID)
+			}
+		case won == nil && waiting && cutoff.Before(o.Item.End):
+			err := s.st.Transition(ctx, o.ID, []store.State{store.StateSettled}, store.StateScheduled, outcome.Pending, "", time.Time{})
+			if err == nil {
+				s.Changed(o.ID)
+			} else if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
+				s.log.Error("re-arm group snipe", "snipe", o.ID, "err", err)
+			}
+		}
+	}
+}

@@ -1,0 +1,290 @@
+package sniper
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/sniped/sniped/internal/store"
+)
+
+// kind is what a schedule entry does when it comes due.
+type kind uint8
+
+const (
+	// kindArm marks the snipe firing ArmLead before the shot, then sends.
+	kindArm kind = iota
+	// kindPreflight refreshes the item ahead of the shot.
+	kindPreflight
+	// kindSettle learns a placed snipe's result after its item ended.
+	kindSettle
+	// kindDisabled settles a disabled snipe when its item ends.
+	kindDisabled
+)
+
+// entry is one timed job. Arm and pre-flight entries carry the version of
+// the tracked snipe they were made for; a re-arm bumps the version, so stale
+// entries fall through harmlessly instead of being searched for and removed.
+type entry struct {
+	at   time.Time // local clock
+	id   int64
+	ver  uint32
+	kind kind
+}
+
+type entryHeap []entry
+
+func (h entryHeap) Len() int           { return len(h) }
+func (h entryHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h entryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *entryHeap) Push(x any)        { *h = append(*h, x.(entry)) }
+func (h *entryHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// tracked is the in-memory state of a snipe inside the horizon. It is kept
+// small on purpose: the arm step re-reads the snipe from the store anyway.
+type tracked struct {
+	ver    uint32
+	fireAt time.Time // marketplace clock
+	// busy is set while an arm/fire goroutine owns the snipe.
+	busy bool
+}
+
+// schedule is the due queue: a min-heap of entries served by one goroutine
+// that sleeps on a single Clock timer until the earliest entry is due.
+type schedule struct {
+	s *Sniper
+
+	mu       sync.Mutex
+	q        entryHeap
+	tracked  map[int64]*tracked
+	settling map[int64]bool
+	disabled map[int64]bool
+	seq      uint32
+	wake     chan struct{}
+}
+
+func newSchedule(s *Sniper) *schedule {
+	return &schedule{
+		s:        s,
+		tracked:  map[int64]*tracked{},
+		settling: map[int64]bool{},
+		disabled: map[int64]bool{},
+		wake:     make(chan struct{}, 1),
+	}
+}
+
+// pushLocked adds e and wakes the loop when e became the earliest entry.
+func (q *schedule) pushLocked(e entry) {
+	heap.Push(&q.q, e)
+	if q.q[0] == e {
+		select {
+		case q.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// track arms (or re-arms) a scheduled snipe. A snipe that is already
+// tracked with the same fire time, or is being fired, is left alone.
+func (q *schedule) track(sn store.Snipe) {
+	s := q.s
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	t := q.tracked[sn.ID]
+	if t != nil && (t.busy || t.fireAt.Equal(sn.FireAt)) {
+		return
+	}
+	if t == nil {
+		t = &tracked{}
+		q.tracked[sn.ID] = t
+	}
+	q.seq++
+	t.ver, t.fireAt = q.seq, sn.FireAt
+	now := s.clk.Now()
+	target := s.toLocal(sn.FireAt)
+	arm := target.Add(-s.cfg.ArmLead)
+	if arm.Before(now) {
+		arm = now
+	}
+	q.pushLocked(entry{at: arm, id: sn.ID, ver: t.ver, kind: kindArm})
+	for _, lead := range []time.Duration{s.cfg.PreflightFar, s.cfg.PreflightNear} {
+		// A pre-flight must finish before arming; skip those too close.
+		if at := target.Add(-lead); at.After(now) && lead > s.cfg.ArmLead {
+			q.pushLocked(entry{at: at, id: sn.ID, ver: t.ver, kind: kindPreflight})
+		}
+	}
+	s.met.scheduled.Set(float64(len(q.tracked)))
+}
+
+// forget drops a snipe from the horizon unless a goroutine is firing it.
+func (q *schedule) forget(id int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if t := q.tracked[id]; t != nil && !t.busy {
+		delete(q.tracked, id)
+		q.s.met.scheduled.Set(float64(len(q.tracked)))
+	}
+}
+
+// done releases a snipe after its arm goroutine finished.
+func (q *schedule) done(id int64, ver uint32) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if t := q.tracked[id]; t != nil && t.ver == ver {
+		delete(q.tracked, id)
+		q.s.met.scheduled.Set(float64(len(q.tracked)))
+	}
+}
+
+// current reports whether ver is still the live version of a tracked,
+// idle snipe.
+func (q *schedule) current(id int64, ver uint32) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	t := q.tracked[id]
+	return t != nil && t.ver == ver && !t.busy
+}
+
+// inFlight reports whether a goroutine of this process is firing id.
+func (q *schedule) inFlight(id int64) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	t := q.tracked[id]
+	return t != nil && t.busy
+}
+
+// settleAt queues settlement of a placed snipe once.
+func (q *schedule) settleAt(id int64, at time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.settling[id] {
+		return
+	}
+	q.settling[id] = true
+	q.pushLocked(entry{at: at, id: id, kind: kindSettle})
+}
+
+// settleDone clears the settlement mark so that a later settleAt (a retry)
+// can queue it again.
+func (q *schedule) settleDone(id int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.settling, id)
+}
+
+// disabledAt queues the end-of-auction check of a disabled snipe once.
+func (q *schedule) disabledAt(id int64, at time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.disabled[id] {
+		return
+	}
+	q.disabled[id] = true
+	q.pushLocked(entry{at: at, id: id, kind: kindDisabled})
+}
+
+func (q *schedule) disabledDone(id int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.disabled, id)
+}
+
+// run serves due entries until ctx ends.
+func (q *schedule) run(ctx context.Context) {
+	s := q.s
+	timer := s.clk.NewTimer(time.Hour)
+	defer timer.Stop()
+	var due []entry
+	for {
+		now := s.clk.Now()
+		q.mu.Lock()
+		for len(q.q) > 0 && !q.q[0].at.After(now) {
+			due = append(due, heap.Pop(&q.q).(entry))
+		}
+		wait := time.Hour
+		if len(q.q) > 0 {
+			wait = q.q[0].at.Sub(now)
+		}
+		q.mu.Unlock()
+		for _, e := range due {
+			q.dispatch(ctx, e)
+		}
+		due = due[:0]
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C():
+		case <-q.wake:
+		}
+	}
+}
+
+func (q *schedule) dispatch(ctx context.Context, e entry) {
+	s := q.s
+	switch e.kind {
+	case kindArm:
+		q.mu.Lock()
+		t := q.tracked[e.id]
+		if t == nil || t.ver != e.ver || t.busy {
+			q.mu.Unlock()
+			return
+		}
+		t.busy = true
+		fireAt := t.fireAt
+		q.mu.Unlock()
+		s.spawn(ctx, func(ctx context.Context) { s.fire(ctx, e.id, e.ver, fireAt) })
+	case kindPreflight:
+		if q.current(e.id, e.ver) {
+			s.spawn(ctx, func(ctx context.Context) { s.preflight(ctx, e.id, e.ver) })
+		}
+	case kindSettle:
+		s.spawn(ctx, func(ctx context.Context) { s.settle(ctx, e.id) })
+	case kindDisabled:
+		s.spawn(ctx, func(ctx context.Context) { s.settleDisabled(ctx, e.id) })
+	}
+}
+
+// loadLoop keeps the horizon filled from the store.
+func (s *Sniper) loadLoop(ctx context.Context) {
+	t := s.clk.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		wait := s.cfg.Refresh
+		full, err := s.load(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.log.Error("load scheduled snipes", "err", err)
+			wait = time.Second
+		case full:
+			// More is due within the horizon than one page holds: come
+			// back sooner, the page moves on as snipes fire.
+			wait = s.cfg.Refresh / 4
+		}
+		t.Reset(wait)
+	}
+}
+
+// load reads the armed snipes due within the horizon into the schedule. It
+// reports whether the page was full.
+func (s *Sniper) load(ctx context.Context) (bool, error) {
+	sns, err := s.st.SnipesInState(ctx, store.StateScheduled, s.marketNow().Add(s.cfg.Horizon), s.cfg.LoadLimit)
+	if err != nil {
+		return false, err
+	}
+	for _, sn := range sns {
+		s.sched.track(sn)
+	}
+	return len(sns) == s.cfg.LoadLimit, nil
+}

@@ -1,0 +1,148 @@
+package sniper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/outcome"
+	"github.com/sniped/sniped/internal/store"
+)
+
+// settleRetry is how soon a settlement that could not finish is retried.
+const settleRetry = 5 * time.Second
+
+// settle learns a placed snipe's result after its item ended and stores it.
+func (s *Sniper) settle(ctx context.Context, id int64) {
+	s.sched.settleDone(id)
+	retry := func() { s.sched.settleAt(id, s.clk.Now().Add(settleRetry)) }
+	sn, err := s.st.SnipeByID(ctx, id)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && sn.State != store.StatePlaced) {
+		return
+	}
+	if err != nil {
+		retry()
+		return
+	}
+	user, err := s.userName(ctx, sn.AccountID)
+	if err != nil {
+		retry()
+		return
+	}
+	bs, err := s.mk.BidState(ctx, user, sn.ItemNo)
+	switch {
+	case errors.Is(err, market.ErrNotFound):
+		s.record(ctx, sn, []store.State{store.StatePlaced}, store.StateSettled, outcome.NotFound, "", time.Time{})
+		return
+	case err != nil:
+		retry()
+		return
+	case !bs.Ended:
+		// Not over yet on the marketplace: our snapshot's end may be
+		// stale. Refresh it and come back at the real end.
+		at := s.clk.Now().Add(settleRetry)
+		if it, err := s.mk.Item(ctx, sn.ItemNo); err == nil && !it.End.Equal(sn.Item.End) {
+			_ = s.st.UpdateItem(ctx, id, snapshotOf(sn.Item, it))
+			at = s.toLocal(it.End).Add(s.cfg.SettleGrace)
+		}
+		s.sched.settleAt(id, at)
+		return
+	}
+	code, detail := result(sn, bs)
+	s.markEnded(ctx, sn, bs.CurrentPrice)
+	s.record(ctx, sn, []store.State{store.StatePlaced}, store.StateSettled, code, detail, time.Time{})
+}
+
+// result maps a user's standing on an ended item to the snipe's outcome.
+func result(sn store.Snipe, bs market.BidState) (outcome.Code, string) {
+	cur := sn.Item.Currency
+	switch {
+	case bs.Won:
+		return outcome.Won, fmt.Sprintf("Winning price %s %s; your maximum was %s.", bs.CurrentPrice, cur, sn.Bid)
+	case bs.EndReason == market.EndedCancelled || bs.EndReason == market.EndedSold || bs.EndReason == market.EndedBuyItNow:
+		c, _ := endedCode(bs.EndReason)
+		return c, ""
+	case bs.HighBidder && !bs.ReserveMet:
+		return outcome.ReserveNotMet, fmt.Sprintf("Your maximum %s %s was the highest but below the reserve.", sn.Bid, cur)
+	default:
+		return outcome.Outbid, fmt.Sprintf("Final price %s %s; your maximum was %s.", bs.CurrentPrice, cur, sn.Bid)
+	}
+}
+
+// markEnded stores that the item is over, so listings show it completed and
+// an edit cannot re-arm it.
+func (s *Sniper) markEnded(ctx context.Context, sn store.Snipe, price money.Amount) {
+	snap := sn.Item
+	snap.Ended = true
+	if price > 0 {
+		snap.CurrentPrice = price
+	}
+	if err := s.st.UpdateItem(ctx, sn.ID, snap); err != nil && ctx.Err() == nil {
+		s.log.Warn("mark item ended", "snipe", sn.ID, "err", err)
+	}
+}
+
+// settleDisabled settles a snipe that was switched off when its item ended.
+// Snipes re-enabled in the meantime are armed again instead.
+func (s *Sniper) settleDisabled(ctx context.Context, id int64) {
+	s.sched.disabledDone(id)
+	sn, err := s.st.SnipeByID(ctx, id)
+	if err != nil || sn.State != store.StateScheduled || sn.Bid <= 0 {
+		return
+	}
+	if sn.Enabled {
+		s.consider(sn)
+		return
+	}
+	if s.marketNow().Before(sn.Item.End) {
+		s.sched.disabledAt(id, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
+		return
+	}
+	s.markEnded(ctx, sn, 0)
+	s.record(ctx, sn, []store.State{store.StateScheduled}, store.StateSettled, outcome.Disabled, "", time.Time{})
+}
+
+// sweepLoop periodically catches what the in-memory schedule cannot: placed
+// snipes past their end (e.g. placed before a restart) and firing snipes no
+// goroutine owns (e.g. a store write failed after the send).
+func (s *Sniper) sweepLoop(ctx context.Context) {
+	t := s.clk.NewTimer(s.cfg.Sweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("sweep", "err", err)
+		}
+		t.Reset(s.cfg.Sweep)
+	}
+}
+
+func (s *Sniper) sweep(ctx context.Context) error {
+	now := s.marketNow()
+	placed, err := s.st.SnipesInState(ctx, store.StatePlaced, now, s.cfg.LoadLimit)
+	if err != nil {
+		return fmt.Errorf("placed snipes: %w", err)
+	}
+	for _, sn := range placed {
+		if now.After(sn.Item.End.Add(s.cfg.SettleGrace)) {
+			s.sched.settleAt(sn.ID, s.clk.Now())
+		}
+	}
+	firing, err := s.st.SnipesInState(ctx, store.StateFiring, now.Add(-s.cfg.Sweep), s.cfg.LoadLimit)
+	if err != nil {
+		return fmt.Errorf("firing snipes: %w", err)
+	}
+	for _, sn := range firing {
+		if !s.sched.inFlight(sn.ID) {
+			s.spawn(ctx, func(ctx context.Context) { s.resolveFiring(ctx, sn) })
+		}
+	}
+	return nil
+}
