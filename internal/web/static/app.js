@@ -385,8 +385,13 @@
     BidChart.render($('chart'), datasets, item.currency, item.title);
     const legend = [];
     const [hist, line] = Array.isArray(datasets) ? datasets : [];
-    if (hist && hist.data && hist.data.length) legend.push(h('span', { class: 'key hist' }, `${hist.data.length} bid${hist.data.length === 1 ? '' : 's'}`));
-    if (line && line.label && line.data && line.data.some(p => p.y > 0)) legend.push(h('span', { class: 'key snipe' }, line.label));
+    const key = (cls, ds, text) => {
+      const k = h('span', { class: `key ${cls}` }, h('span', { class: 'swatch', 'aria-hidden': 'true' }), text);
+      if (typeof ds.borderColor === 'string') k.firstChild.style.borderTopColor = ds.borderColor;
+      return k;
+    };
+    if (hist && hist.data && hist.data.length) legend.push(key('hist', hist, `${hist.data.length} bid${hist.data.length === 1 ? '' : 's'}`));
+    if (line && line.label && line.data && line.data.some(p => p.y > 0)) legend.push(key('snipe', line, line.label));
     legend.push(h('span', { class: 'muted' }, `times in ${Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time'}`));
     $('chart-legend').replaceChildren(...legend);
   }

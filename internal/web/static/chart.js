@@ -117,7 +117,8 @@ window.BidChart = (() => {
         class: 'snipe-line', x1: PAD.left, x2: width - PAD.right, y1: sy(sv), y2: sy(sv),
         stroke: colour(snipeDS.borderColor, '#d92d20'), 'stroke-width': snipeDS.borderWidth || 2, 'stroke-dasharray': dash,
       }, svg);
-      const label = el('text', { class: 'snipe-label', x: width - PAD.right - 4, y: sy(sv) - 6, 'text-anchor': 'end', fill: colour(snipeDS.borderColor, '#d92d20') }, svg);
+      // The label keeps a dark, readable red whatever the line's colour.
+      const label = el('text', { class: 'snipe-label', x: width - PAD.right - 4, y: sy(sv) - 6, 'text-anchor': 'end' }, svg);
       label.textContent = 'Snipe ' + money(sv);
     }
 
