@@ -24,6 +24,7 @@ import (
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/sniper"
 	"github.com/sniped/sniped/internal/store"
 	"github.com/sniped/sniped/internal/store/sqlite"
 	"github.com/sniped/sniped/internal/web"
@@ -132,6 +133,8 @@ type stack struct {
 type stackOptions struct {
 	rateLimit float64
 	rateBurst int
+	// sniper runs the real sniper, so snipes fire.
+	sniper bool
 }
 
 func newStack(t *testing.T, o stackOptions) *stack {
@@ -161,9 +164,18 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		a, err := st.AccountByKeyHash(ctx, key.Hash(k))
 		return a.Name, err
 	}
+	var notifier api.Notifier
+	if o.sniper {
+		snp := sniper.New(sniper.Config{Store: st, Market: mkt, Clock: clock.Real{}, Logger: quiet})
+		ctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); snp.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		notifier = snp
+	}
 	mux := http.NewServeMux()
 	mux.Handle(basePath+"/", api.New(api.Config{
-		Store: st, Market: mkt, Clock: clock.Real{}, Logger: quiet,
+		Store: st, Market: mkt, Clock: clock.Real{}, Logger: quiet, Notifier: notifier,
 		RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: basePath,
 	}))
 	mux.Handle(basePath+"/ui/", http.StripPrefix(basePath+"/ui", web.Handler()))
@@ -426,6 +438,7 @@ func TestDashboardSnipeLifecycle(t *testing.T) {
 	if got := tb.eval(`document.getElementById("facts").textContent`); !strings.Contains(got, "Current price"+price) || !strings.Contains(got, "5 s") {
 		t.Errorf("facts = %q, want current price %s and lead time 5 s", got, price)
 	}
+	tb.do("clear notices", chromedp.Evaluate[chromedp.Void](`document.getElementById("notices").replaceChildren()`))
 	tb.screenshot("dashboard-desktop.png")
 	tb.do("phone width", chromedp.EmulateViewport(390, 844))
 	tb.wait("chart redrawn narrow", `document.querySelector("#chart svg.chart").getAttribute("width") < 390`)
@@ -438,6 +451,39 @@ func TestDashboardSnipeLifecycle(t *testing.T) {
 	if total := s.get("getUserItems", "filter", "current")["total"]; total != 0.0 {
 		t.Errorf("getUserItems total after delete = %v, want 0", total)
 	}
+	tb.noExceptions()
+}
+
+// TestDashboardFollowsTheShot is the new user's first try: snipe an item
+// that ends in seconds and watch the countdown, the shot and the outcome.
+func TestDashboardFollowsTheShot(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOptions{sniper: true})
+	itemNo := s.item("Rolleiflex 2.8F twin-lens reflex", 12*time.Second, 3000)
+	tb := s.open(1280)
+	tb.connect(s.key)
+	tb.do("add snipe",
+		chromedp.Click(chromedp.ID("add-btn")),
+		chromedp.WaitVisible(chromedp.ID("ed-item")),
+		chromedp.SendKeys(chromedp.ID("ed-item"), fmt.Sprint(itemNo)),
+		chromedp.SendKeys(chromedp.ID("ed-bid"), "60"),
+		chromedp.SetValue(chromedp.ID("ed-delay"), "3"),
+		chromedp.Click(chromedp.ID("ed-save")),
+		chromedp.WaitNotVisible(chromedp.ID("editor")))
+	tb.wait("counting down", `/^\d+s$/.test(document.getElementById("shot-count").textContent) &&
+		/^\d+s$/.test(document.getElementById("end-count").textContent)`)
+	tb.wait("shot fired", `document.getElementById("shot-count").textContent === "fired"`)
+	_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](
+		`document.getElementById("end-count").textContent === "ended" &&
+		 document.getElementById("badge").textContent === "Won" &&
+		 document.getElementById("badge").classList.contains("green")`,
+		chromedp.WithPollingTimeout(30*time.Second)))
+	if err != nil {
+		t.Fatalf("waiting for the Won badge: %v%s", err, tb.state())
+	}
+	tb.wait("chart has our bid", `document.querySelectorAll("#chart .hist-point").length >= 2`)
+	tb.do("clear notices", chromedp.Evaluate[chromedp.Void](`document.getElementById("notices").replaceChildren()`))
+	tb.screenshot("dashboard-won.png")
 	tb.noExceptions()
 }
 

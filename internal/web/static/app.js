@@ -9,7 +9,12 @@
   const BASE = location.pathname.replace(/\/ui(\/[^/]*)?$/, '');
   const KEY_STORAGE = 'sniped.key';
   const DEFAULT_DELAY = 7;
-  const DETAIL_POLL_MS = 20000;
+  const DETAIL_POLL_MS = 20000; // while the auction runs
+  const SETTLE_POLL_MS = 3000; // after the end, until the outcome is final
+  const SETTLE_WATCH_MS = 5 * 60000;
+  // Outcome codes that no later event changes: everything but Pending (0),
+  // Bid Placed (2) and Group Item May Be Won (-15).
+  const FINAL = /^(?!(0|2|-15)$)-?\d+$/;
   const $ = id => document.getElementById(id);
 
   const state = {
@@ -335,7 +340,12 @@
     for (const when of at) {
       if (when > t) state.detailTimers.push(setTimeout(() => { refreshDetail(); loadList(); }, when - t));
     }
-    if (!Number.isFinite(end) || end > t) state.detailTimers.push(setTimeout(refreshDetail, DETAIL_POLL_MS));
+    if (!Number.isFinite(end) || end > t) {
+      state.detailTimers.push(setTimeout(refreshDetail, DETAIL_POLL_MS));
+    } else if (!FINAL.test(String(state.detail.result.success)) && t - end < SETTLE_WATCH_MS) {
+      // Ended but not settled yet: the outcome follows within seconds.
+      state.detailTimers.push(setTimeout(() => { refreshDetail(); loadList(); }, SETTLE_POLL_MS));
+    }
   }
 
   function renderDetail() {
