@@ -45,7 +45,8 @@ var incrementTables = map[string][]step{
 	},
 	// EUR: ebay.de, "Erhöhungsschritte" section of "Automatisches Bietsystem
 	// bei eBay (Maximalgebot)"
-	// (https://www.ebay.de/help/buying/bidding/automatisches-bietsystem-bei-ebay-maximalgebot?id=4014).
+	// (https://www.ebay.de/help/buying/bidding/automatisches-bietsystem-bei-ebay-maximalgebot?id=4014);
+	// the same table as JBidwatcher's ebayCurrencyTables eu_incrementTable.
 	"EUR": {
 		{0, 50},
 		{50_00, 1_00},
@@ -54,7 +55,9 @@ var incrementTables = map[string][]step{
 		{5000_00, 50_00},
 	},
 	// CAD: ebay.ca, "Bid increments" section of "Automatic bidding"
-	// (https://www.ebay.ca/help/buying/bidding/automatic-bidding?id=4014).
+	// (https://www.ebay.ca/help/buying/bidding/automatic-bidding?id=4014),
+	// which follows the US table. (JBidwatcher's older table stops at
+	// C$2.50 from C$100; the help page's current table is used here.)
 	"CAD": {
 		{0, 5},
 		{1_00, 25},
@@ -68,7 +71,8 @@ var incrementTables = map[string][]step{
 		{5000_00, 100_00},
 	},
 	// AUD: ebay.com.au, "Bid increments" section of "Automatic bidding"
-	// (https://www.ebay.com.au/help/buying/bidding/automatic-bidding?id=4014).
+	// (https://www.ebay.com.au/help/buying/bidding/automatic-bidding?id=4014);
+	// the same table as JBidwatcher's au_incrementTable.
 	"AUD": {
 		{0, 5},
 		{1_00, 25},
