@@ -28,6 +28,8 @@ const (
 	DefaultItems = 5000
 	// DefaultBidders is the rival bidder level.
 	DefaultBidders = BiddersNormal
+	// DefaultSeed is the catalogue seed when none is chosen (--market-seed).
+	DefaultSeed int64 = 1
 )
 
 // Rival bidder levels for Config.Bidders.
