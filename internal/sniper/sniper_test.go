@@ -1,0 +1,116 @@
+package sniper
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/market/markettest"
+	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/outcome"
+	"github.com/sniped/sniped/internal/store"
+)
+
+// bundle is one test's world: a reference marketplace, an in-memory store,
+// an account and a sniper, all on the synctest bubble's virtual clock.
+// setup must be called inside synctest.Test.
+type bundle struct {
+	t    *testing.T
+	ctx  context.Context
+	mk   *markettest.Market
+	st   *memStore
+	acct store.Account
+	cfg  Config
+	sn   *Sniper
+	reg  *prometheus.Registry
+}
+
+func setup(t *testing.T, opts ...func(*Config)) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	b := &bundle{t: t, ctx: ctx, mk: markettest.New(clock.Real{}), st: newMemStore(), reg: prometheus.NewRegistry()}
+	var err error
+	if b.acct, err = b.st.CreateAccount(ctx, "alice", store.TierPaid, nil, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.cfg = Config{
+		Store: b.st, Market: b.mk, Clock: clock.Real{}, Registerer: b.reg,
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	for _, o := range opts {
+		o(&b.cfg)
+	}
+	b.sn = New(b.cfg)
+	return b
+}
+
+// start runs the sniper until the test ends.
+func (b *bundle) start() {
+	ctx, cancel := context.WithCancel(b.ctx)
+	done := make(chan error, 1)
+	go func() { done <- b.sn.Run(ctx) }()
+	b.t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			b.t.Errorf("Run() = %v, want nil", err)
+		}
+	})
+}
+
+// snipeOpts are the optional addBid fields.
+type snipeOpts struct {
+	disabled bool
+	force    bool
+	group    string
+}
+
+// add stores an addBid for itemNo, as the API does, and notifies the sniper.
+func (b *bundle) add(itemNo int64, bid money.Amount, delay int, o snipeOpts) store.Snipe {
+	b.t.Helper()
+	it, err := b.mk.Item(b.ctx, itemNo)
+	if err != nil {
+		b.t.Fatalf("market item %d: %v", itemNo, err)
+	}
+	enabled := !o.disabled
+	ch := store.SnipeChange{Bid: &bid, Delay: &delay, Enabled: &enabled, Force: &o.force, GroupName: &o.group, Item: itemSnap(it)}
+	sn, _, err := b.st.UpsertSnipe(b.ctx, b.acct.ID, itemNo, ch, time.Now())
+	if err != nil {
+		b.t.Fatalf("upsert snipe: %v", err)
+	}
+	b.sn.Changed(sn.ID)
+	return sn
+}
+
+func itemSnap(it market.Item) store.ItemSnapshot {
+	return store.ItemSnapshot{Title: it.Title, Currency: it.Currency, CurrentPrice: it.CurrentPrice, Bids: it.Bids, Start: it.Start, End: it.End, Ended: it.Ended}
+}
+
+func (b *bundle) get(id int64) store.Snipe {
+	b.t.Helper()
+	sn, err := b.st.SnipeByID(b.ctx, id)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return sn
+}
+
+// ours returns alice's bids on itemNo, accepted or not.
+func (b *bundle) ours(itemNo int64) []markettest.Bid {
+	var out []markettest.Bid
+	for _, bid := range b.mk.Bids(itemNo) {
+		if bid.Bidder == "alice" {
+			out = append(out, bid)
+		}
+	}
+	return out
+}
+
+// sleepUntil sleeps (virtually) until t on the local clock.
+func sleepTill(t time.Time) { time.Sleep(time.Until(t)) }
+
+func codeName(c outcome.Code) string { return outcome.Of(c).Shorthand }
