@@ -63,13 +63,14 @@ func TestMain(m *testing.M) {
 
 // chromiumPath returns the browser to drive, or "" when there is none.
 func chromiumPath() string {
-	if p := os.Getenv("SNIPED_CHROMIUM"); p != "" {
-		return p
+	p := os.Getenv("SNIPED_CHROMIUM")
+	if p == "" {
+		p = defaultChromium
 	}
-	if _, err := os.Stat(defaultChromium); err == nil {
-		return defaultChromium
+	if _, err := os.Stat(p); err != nil {
+		return ""
 	}
-	return ""
+	return p
 }
 
 // browserCtx starts the shared browser on first use, or skips the test
@@ -79,8 +80,8 @@ func browserCtx(t *testing.T) context.Context {
 	browser.once.Do(func() {
 		path := chromiumPath()
 		if path == "" {
-			browser.skip = "browser tests need Chromium: install Debian's package (apt-get install chromium) " +
-				"or set SNIPED_CHROMIUM to a Chromium/Chrome binary"
+			browser.skip = "browser tests need Chromium, and none was found at $SNIPED_CHROMIUM or " + defaultChromium +
+				": install Debian's package (apt-get install chromium) or set SNIPED_CHROMIUM to a Chromium or Chrome binary"
 			return
 		}
 		dir, err := os.MkdirTemp("", "sniped-chromium-")
@@ -139,6 +140,7 @@ type stackOptions struct {
 
 func newStack(t *testing.T, o stackOptions) *stack {
 	t.Helper()
+	browserCtx(t) // skip early when there is no browser
 	ctx := context.Background()
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String() + basePath

@@ -291,7 +291,10 @@
       $('facts').replaceChildren();
       $('badge').replaceWith(Object.assign(badge('gray', '…'), { id: 'badge' }));
       $('outcome-msg').textContent = '';
-      if (scroll && window.matchMedia('(max-width: 900px)').matches) $('detail').scrollIntoView({ behavior: 'smooth' });
+      if (scroll) { // a user opened it: take keyboard focus there too
+        $('detail-title').focus({ preventScroll: true });
+        if (window.matchMedia('(max-width: 900px)').matches) $('detail').scrollIntoView({ behavior: 'smooth' });
+      }
     }
     await refreshDetail();
   }
