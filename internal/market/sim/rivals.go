@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/sniped/sniped/internal/market"
@@ -25,16 +26,20 @@ const (
 
 // rivalLevel is how active the rival bidders are.
 type rivalLevel struct {
-	earlyPerTick float64 // expected early bids per tick
+	earlyPerTick float64 // expected early bids per tick, whole marketplace
 	snipeChance  float64 // chance an item ending soon attracts a sniper
 }
 
 var rivalLevels = map[string]rivalLevel{
 	BiddersOff:    {},
-	BiddersLow:    {earlyPerTick: 0.2, snipeChance: 0.1},
-	BiddersNormal: {earlyPerTick: 1, snipeChance: 0.3},
-	BiddersHigh:   {earlyPerTick: 5, snipeChance: 0.6},
+	BiddersLow:    {earlyPerTick: 0.1, snipeChance: 0.1},
+	BiddersNormal: {earlyPerTick: 0.5, snipeChance: 0.3},
+	BiddersHigh:   {earlyPerTick: 2, snipeChance: 0.6},
 }
+
+// soonMs is the horizon within which half of the early bids land, so that
+// items about to end (the ones users watch) see visible competition.
+const soonMs = 3600_000
 
 // Run runs the marketplace's background life until ctx ends: ended listings
 // are replaced by new ones at the tail of the schedule (so something always
@@ -108,9 +113,18 @@ func (s *Sim) rivalTick(ctx context.Context, r *rand.Rand, level rivalLevel, con
 	if r.Float64() < level.earlyPerTick-float64(n) {
 		n++
 	}
+	var soon []*lot
+	for _, l := range lots {
+		if l.EndMs > now && l.EndMs-now <= soonMs {
+			soon = append(soon, l)
+		}
+	}
 	for range n {
 		l := lots[r.IntN(len(lots))]
-		s.rivalBid(ctx, r, l, now, 0.6)
+		if len(soon) > 0 && r.IntN(2) == 0 {
+			l = soon[r.IntN(len(soon))]
+		}
+		s.rivalBid(ctx, r, l, now, 0.5, 1.15)
 	}
 	// Last-second snipers: items ending within the window get one look each.
 	for _, l := range lots {
@@ -122,7 +136,7 @@ func (s *Sim) rivalTick(ctx context.Context, r *rand.Rand, level rivalLevel, con
 		}
 		considered[l.ItemNo] = l.EndMs
 		if r.Float64() < level.snipeChance {
-			s.rivalBid(ctx, r, l, now, 1.0)
+			s.rivalBid(ctx, r, l, now, 0.8, 1.3)
 		}
 	}
 	for no, end := range considered {
@@ -132,9 +146,18 @@ func (s *Sim) rivalTick(ctx context.Context, r *rand.Rand, level rivalLevel, con
 	}
 }
 
-// rivalBid places one rival bid on l; greed scales how far above the
-// minimum the rival goes.
-func (s *Sim) rivalBid(ctx context.Context, r *rand.Rand, l *lot, now int64, greed float64) {
+// value is what rivals think an item is worth: a deterministic multiple of
+// its start price, sometimes below the reserve (so reserve-not-met happens).
+func (s *Sim) value(l *lot) money.Amount {
+	r := rng(s.cfg.Seed, "value:"+strconv.FormatInt(l.ItemNo, 10))
+	return money.Amount(float64(l.StartPrice) * (1.2 + 2.8*r.Float64()))
+}
+
+// rivalBid places one rival bid on l, a maximum drawn between lo and hi
+// times the item's value. A rival whose maximum is under the minimum to
+// bid usually walks away, but sometimes bids anyway, or misses the
+// increment by half, as real bidders do.
+func (s *Sim) rivalBid(ctx context.Context, r *rand.Rand, l *lot, now int64, lo, hi float64) {
 	l.mu.Lock()
 	if l.removed || l.status(now) != market.Running {
 		l.mu.Unlock()
@@ -143,12 +166,13 @@ func (s *Sim) rivalBid(ctx context.Context, r *rand.Rand, l *lot, now int64, gre
 	minimum := l.auction.minimumToBid()
 	price := l.auction.price
 	l.mu.Unlock()
-	var bid money.Amount
+	bid := money.Amount(float64(s.value(l)) * (lo + (hi-lo)*r.Float64()))
 	switch x := r.Float64(); {
-	case x < 0.1: // misses the increment
+	case x < 0.1 && minimum > price: // misses the increment
 		bid = price + (minimum-price)/2
-	default:
-		bid = minimum + money.Amount(float64(minimum)*greed*r.Float64())
+	case bid < minimum && x < 0.3: // bids anyway and is refused
+	case bid < minimum:
+		return
 	}
 	bid = max(bid, 1)
 	name := fmt.Sprintf("rival_%03d", r.IntN(rivalPool))

@@ -1,0 +1,112 @@
+package sim_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market/sim"
+)
+
+// allBids returns every bid the simulator recorded on items numbered from
+// first up to the first unknown number.
+func allBids(t *testing.T, s *sim.Sim, first int64) (items int, bids []sim.BidView, ends map[int64]int64) {
+	t.Helper()
+	ends = map[int64]int64{}
+	for no := first; ; no++ {
+		st, err := s.ItemState(context.Background(), no)
+		if err != nil {
+			return items, bids, ends
+		}
+		items++
+		ends[no] = st.Item.End.UnixMilli()
+		for _, b := range st.Bids {
+			bids = append(bids, b)
+			ends[-int64(len(bids))] = st.Item.End.UnixMilli() // keyed by -index
+		}
+	}
+}
+
+func TestRunRelistsAndRivalsBid(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sim.Open(t.Context(), sim.Config{Seed: 5, Items: 30, Bidders: sim.BiddersHigh, Clock: clock.Real{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		items, _ := s.Search(t.Context(), "", "", 100)
+		first := items[0].ItemNo
+		for _, it := range items {
+			first = min(first, it.ItemNo)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+
+		for range 20 {
+			time.Sleep(time.Minute)
+			synctest.Wait()
+			live, _ := s.Search(t.Context(), "", "", 100)
+			if len(live) < 28 {
+				t.Errorf("%d live items, want about 30 kept listed", len(live))
+			}
+			if len(live) > 0 && time.Until(live[0].End) > 2*time.Minute {
+				t.Errorf("nothing ends within 2 minutes (next in %v)", time.Until(live[0].End))
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run = %v, want nil after cancel", err)
+		}
+
+		n, bids, ends := allBids(t, s, first)
+		if n <= 30 {
+			t.Errorf("%d items listed in 20 minutes, want new listings", n)
+		}
+		reasons := map[string]int{}
+		late := 0
+		for i, b := range bids {
+			reasons[b.Reason]++
+			if end := ends[-int64(i+1)]; end-b.TimeMs <= 3000 && end > b.TimeMs {
+				late++
+			}
+		}
+		for _, r := range []string{"high-bidder", "outbid", "bid-incr"} {
+			if reasons[r] == 0 {
+				t.Errorf("no rival bid with reason %q in %v", r, reasons)
+			}
+		}
+		t.Logf("%d items, %d bids, %d last-second, reasons %v", n, len(bids), late, reasons)
+		if late == 0 {
+			t.Errorf("no last-second rival bids")
+		}
+	})
+}
+
+func TestRunBiddersOff(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		s, err := sim.Open(t.Context(), sim.Config{Seed: 5, Items: 10, Bidders: sim.BiddersOff, Clock: clock.Real{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		items, _ := s.Search(t.Context(), "", "", 100)
+		first := items[0].ItemNo
+		for _, it := range items {
+			first = min(first, it.ItemNo)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		time.Sleep(5 * time.Minute)
+		cancel()
+		<-done
+		if _, bids, _ := allBids(t, s, first); len(bids) != 0 {
+			t.Errorf("bidders off, yet %d bids", len(bids))
+		}
+	})
+}
