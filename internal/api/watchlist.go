@@ -83,8 +83,15 @@ func (h *watchListHandler) importList(w http.ResponseWriter, r *http.Request, c 
 	run, joined := s.imports.start(acct.ID, func() (importResult, error) {
 		ctx, cancel := context.WithTimeout(detach(r.Context()), s.cfg.ImportTimeout)
 		defer cancel()
-		return s.importWatchList(ctx, acct)
+		res, err := s.importWatchList(ctx, acct)
+		if err != nil {
+			s.log.Warn("watch list import failed", "account", acct.Name, "err", err)
+		}
+		return res, err
 	})
+	if joined {
+		s.log.Debug("watch list import joined", "account", acct.Name)
+	}
 	select {
 	case <-run.done:
 	case <-r.Context().Done():

@@ -1,0 +1,101 @@
+package api_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market"
+)
+
+// itemFields are spec 2.3's fields by JSON type.
+var (
+	itemStrings = []string{"status", "alert", "item_no", "currency", "country", "ends", "endTime", "startTime", "timeLeft",
+		"sellerUserId", "shippingType", "category", "title", "message", "pictureURL", "galleryUrl"}
+	itemInts    = []string{"bids", "marketplaceItemId"}
+	itemNumbers = []string{"cost", "currentPrice", "sellerPercent", "sellerScore"}
+)
+
+func checkItemInfo(t *testing.T, got map[string]any, it market.Item, now time.Time) {
+	t.Helper()
+	for _, k := range itemStrings {
+		str(t, got, k)
+	}
+	for _, k := range itemInts {
+		integer(t, got, k)
+	}
+	for _, k := range itemNumbers {
+		num(t, got, k)
+	}
+	want := map[string]any{
+		"status": "OK", "alert": "success", "item_no": itoa(it.ItemNo), "bids": float64(it.Bids), "cost": it.ShippingCost.Float(),
+		"currentPrice": it.CurrentPrice.Float(), "currency": it.Currency, "country": it.Country,
+		"ends": clock.FormatUTC(it.End), "endTime": clock.FormatUTC(it.End), "startTime": clock.FormatUTC(it.Start),
+		"marketplaceItemId": float64(it.ItemNo), "sellerPercent": it.SellerPercent, "sellerScore": float64(it.SellerScore),
+		"sellerUserId": it.SellerID, "shippingType": it.ShippingType, "category": it.Category, "title": it.Title,
+		"message": "", "pictureURL": it.PictureURL, "galleryUrl": it.PictureURL,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, got[k], v)
+		}
+	}
+	if imgs := arr(t, got, "images"); len(imgs) != len(it.Images) {
+		t.Errorf("images = %v, want %v", imgs, it.Images)
+	}
+}
+
+func TestFetchItem(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	it := b.item(endsIn(2*time.Hour + 5*time.Minute))
+	no := itoa(it.ItemNo)
+
+	b.call("fetchItem", "item_no", no).wantError(t, 404, "not_found", "item_no")
+	b.call("addBid", "item_no", no).wantOK(t)
+	r := b.call("fetchItem", "item_no", no)
+	r.wantOK(t)
+	checkItemInfo(t, r.body, it, t0)
+	if r.body["timeLeft"] != "2h 5m" {
+		t.Errorf("timeLeft = %v, want 2h 5m", r.body["timeLeft"])
+	}
+	b.callKey(b.otherKey, "fetchItem", "item_no", no).wantError(t, 404, "not_found", "item_no")
+
+	// The fetch refreshes the stored snapshot.
+	it.CurrentPrice, it.Bids = 4200, 9
+	b.market.put(it)
+	b.call("fetchItem", "item_no", no).wantOK(t)
+	sn, _ := b.store.Snipe(context.Background(), b.paid.ID, it.ItemNo)
+	if sn.Item.CurrentPrice != 4200 || sn.Item.Bids != 9 {
+		t.Errorf("snapshot after fetch = %+v, want price 42.00 and 9 bids", sn.Item)
+	}
+
+	b.market.setDown(true)
+	b.call("fetchItem", "item_no", no).wantError(t, 503, "unavailable", "")
+}
+
+func TestFetchItemGoneFromMarketplace(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	it := b.item()
+	b.call("addBid", "item_no", itoa(it.ItemNo)).wantOK(t)
+	b.market.mu.Lock()
+	delete(b.market.items, it.ItemNo)
+	b.market.mu.Unlock()
+	r := b.call("fetchItem", "item_no", itoa(it.ItemNo))
+	r.wantOK(t)
+	if r.body["title"] != it.Title || r.body["message"] == "" || r.body["timeLeft"] != "ended" {
+		t.Errorf("fetchItem of a vanished item = %s", r.raw)
+	}
+}
+
+func TestFetchAnyItem(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, options{fetchAny: true})
+	it := b.item()
+	r := b.call("fetchItem", "item_no", itoa(it.ItemNo))
+	r.wantOK(t)
+	checkItemInfo(t, r.body, it, t0)
+	b.call("fetchItem", "item_no", "77").wantError(t, 404, "not_found", "item_no")
+}
