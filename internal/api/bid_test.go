@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/outcome"
 	"github.com/sniped/sniped/internal/store"
 )
@@ -102,7 +103,7 @@ func TestAddBidWatchedAndDisabled(t *testing.T) {
 func TestAddBidMinimumAndForce(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	it := b.item(minimum(2100))
+	it := b.item(startPrice(2100))
 	no := itoa(it.ItemNo)
 
 	r := b.call("addBid", "item_no", no, "bid", "20.99")
@@ -267,7 +268,7 @@ func TestCheckSnipeStatus(t *testing.T) {
 	b.callKey(b.otherKey, "checkSnipeStatus", "item_no", no).wantError(t, 404, "not_found", "item_no")
 	b.call("checkSnipeStatus", "item_no", "12345").wantError(t, 404, "not_found", "item_no")
 	b.call("checkSnipeStatus").wantError(t, 400, "missing_parameter", "item_no")
-	b.market.setDown(true)
+	b.market.FailItem(it.ItemNo, sim.OpAny, true)
 	b.call("checkSnipeStatus", "item_no", no).wantError(t, 503, "unavailable", "")
 }
 

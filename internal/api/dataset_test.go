@@ -1,22 +1,26 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
-
-	"github.com/sniped/sniped/internal/market"
 )
 
 func TestBidHistoryDataset(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	it := b.item(titled("Leica M3"))
+	it := b.item(titled("Leica M3"), endsIn(5*time.Hour))
 	no := itoa(it.ItemNo)
-	h1, h2 := t0.Add(-3*time.Hour), t0.Add(-time.Hour)
-	b.market.mu.Lock()
-	b.market.history[it.ItemNo] = []market.HistoryEntry{{Time: h1, Price: 1000, Bidder: "x"}, {Time: h2, Price: 2000, Bidder: "y"}}
-	b.market.mu.Unlock()
+	h1 := t0
+	b.rivalBid(it.ItemNo, "rival1")
+	b.clock.Advance(2 * time.Hour)
+	h2 := h1.Add(2 * time.Hour)
+	b.rivalBid(it.ItemNo, "rival2")
+	hist, _ := b.market.History(context.Background(), it.ItemNo)
+	if len(hist) != 2 {
+		t.Fatalf("simulator history = %v, want 2 bids", hist)
+	}
 
 	b.call("getBidHistoryDataset", "item_no", no).wantError(t, 404, "not_found", "item_no")
 	b.call("addBid", "item_no", no, "bid", "45.5").wantOK(t)
@@ -30,12 +34,12 @@ func TestBidHistoryDataset(t *testing.T) {
 	if err := json.Unmarshal(r.raw, &sets); err != nil || len(sets) != 2 {
 		t.Fatalf("body = %s, want an array of 2 datasets (%v)", r.raw, err)
 	}
-	hist, line := sets[0], sets[1]
-	if hist["label"] != "Leica M3" {
-		t.Errorf("history label = %v", hist["label"])
+	hds, line := sets[0], sets[1]
+	if hds["label"] != "Leica M3" {
+		t.Errorf("history label = %v", hds["label"])
 	}
-	pts := hist["data"].([]any)
-	if len(pts) != 2 || pts[0].(map[string]any)["x"] != float64(h1.UnixMilli()) || pts[1].(map[string]any)["y"] != 20.0 {
+	pts := hds["data"].([]any)
+	if len(pts) != 2 || pts[0].(map[string]any)["x"] != float64(h1.UnixMilli()) || pts[1].(map[string]any)["y"] != hist[1].Price.Float() {
 		t.Errorf("history data = %v", pts)
 	}
 	lp := line["data"].([]any)
@@ -51,14 +55,14 @@ func TestBidHistoryDataset(t *testing.T) {
 	r.wantOK(t)
 	labels := arr(t, r.body, "labels")
 	ds := arr(t, r.body, "datasets")
-	if len(labels) != 2 || labels[0] != "2026-03-14 09:00:00" || len(ds) != 2 {
+	if len(labels) != 2 || labels[0] != "2026-03-14 12:00:00" || len(ds) != 2 {
 		t.Fatalf("getBidderDataset = %s", r.raw)
 	}
 	d0 := ds[0].(map[string]any)
 	for _, k := range []string{"label", "fillColor", "strokeColor", "pointColor", "pointStrokeColor"} {
 		str(t, d0, k)
 	}
-	if data := arr(t, d0, "data"); len(data) != 2 || data[1] != 20.0 {
+	if data := arr(t, d0, "data"); len(data) != 2 || data[1] != hist[1].Price.Float() {
 		t.Errorf("bidder data = %v", data)
 	}
 	b.callKey(b.otherKey, "getBidderDataset", "item_no", no).wantError(t, 404, "not_found", "item_no")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/market/sim"
 )
 
 // itemFields are spec 2.3's fields by JSON type.
@@ -63,15 +64,16 @@ func TestFetchItem(t *testing.T) {
 	b.callKey(b.otherKey, "fetchItem", "item_no", no).wantError(t, 404, "not_found", "item_no")
 
 	// The fetch refreshes the stored snapshot.
-	it.CurrentPrice, it.Bids = 4200, 9
-	b.market.put(it)
+	b.rivalBid(it.ItemNo, "rival1")
+	b.rivalBid(it.ItemNo, "rival2")
+	fresh, _ := b.market.Item(context.Background(), it.ItemNo)
 	b.call("fetchItem", "item_no", no).wantOK(t)
 	sn, _ := b.store.Snipe(context.Background(), b.paid.ID, it.ItemNo)
-	if sn.Item.CurrentPrice != 4200 || sn.Item.Bids != 9 {
-		t.Errorf("snapshot after fetch = %+v, want price 42.00 and 9 bids", sn.Item)
+	if sn.Item.CurrentPrice != fresh.CurrentPrice || sn.Item.Bids != 2 {
+		t.Errorf("snapshot after fetch = %+v, want price %s and 2 bids", sn.Item, fresh.CurrentPrice)
 	}
 
-	b.market.setDown(true)
+	b.market.FailItem(it.ItemNo, sim.OpItem, true)
 	b.call("fetchItem", "item_no", no).wantError(t, 503, "unavailable", "")
 }
 
@@ -80,9 +82,9 @@ func TestFetchItemGoneFromMarketplace(t *testing.T) {
 	b := setup(t)
 	it := b.item()
 	b.call("addBid", "item_no", itoa(it.ItemNo)).wantOK(t)
-	b.market.mu.Lock()
-	delete(b.market.items, it.ItemNo)
-	b.market.mu.Unlock()
+	if err := b.market.RemoveItem(context.Background(), it.ItemNo, true); err != nil {
+		t.Fatal(err)
+	}
 	r := b.call("fetchItem", "item_no", itoa(it.ItemNo))
 	r.wantOK(t)
 	if r.body["title"] != it.Title || r.body["message"] == "" || r.body["timeLeft"] != "ended" {

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/sniped/sniped/internal/market"
 )
 
 func TestSavedSearches(t *testing.T) {
@@ -71,10 +69,10 @@ func TestSavedSearches(t *testing.T) {
 func TestGetSearchResults(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	want := b.item(titled("Leica M3 body"))
-	b.item(titled("Leica M6"), func(it *market.Item) { it.Country = "DE"; it.Currency = "EUR" })
+	want := b.item(titled("Zorblax M3 body"))
+	b.item(titled("Zorblax M6"), country("DE"))
 	b.item(titled("Nikon F"))
-	r := b.call("getSearchResults", "query", "leica")
+	r := b.call("getSearchResults", "query", "zorblax")
 	r.wantOK(t)
 	items := arr(t, r.body, "items")
 	if str(t, r.body, "country_code") != "US" || integer(t, r.body, "count") != 1 || len(items) != 1 {
@@ -89,7 +87,7 @@ func TestGetSearchResults(t *testing.T) {
 	if e["item_no"] != itoa(want.ItemNo) || e["country"] != "US" {
 		t.Errorf("result = %v", e)
 	}
-	r = b.call("getSearchResults", "query", "leica", "country_code", "de")
+	r = b.call("getSearchResults", "query", "zorblax", "country_code", "de")
 	r.wantOK(t)
 	if str(t, r.body, "country_code") != "DE" || integer(t, r.body, "count") != 1 {
 		t.Errorf("country de = %s", r.raw)

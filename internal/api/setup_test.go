@@ -19,10 +19,14 @@ import (
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/key"
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/store"
 	"github.com/sniped/sniped/internal/store/sqlite"
 )
+
+// simItems keeps the generated catalogue small: tests list their own items.
+const simItems = 30
 
 // t0 is the fake clock's start.
 var t0 = time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
@@ -32,7 +36,7 @@ type bundle struct {
 	t       *testing.T
 	srv     *httptest.Server
 	store   store.Store
-	market  *fakeMarket
+	market  *gatedSim
 	clock   *clock.Fake
 	paid    store.Account
 	paidKey string
@@ -42,7 +46,6 @@ type bundle struct {
 	freeKey  string
 	notified *notifier
 	logs     *syncBuffer
-	nextItem int64
 }
 
 type options struct {
@@ -96,7 +99,13 @@ func setupWith(t *testing.T, o options) *bundle {
 		t.Fatalf("sqlite.Open: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	b := &bundle{t: t, store: st, market: newFakeMarket(), clock: clock.NewFake(t0), notified: &notifier{}, logs: &syncBuffer{}, nextItem: 310_000_000_001}
+	fake := clock.NewFake(t0)
+	sm, err := sim.Open(ctx, sim.Config{Seed: 1, Items: simItems, Bidders: sim.BiddersOff, Clock: fake, ImageBaseURL: "http://127.0.0.1:8080"})
+	if err != nil {
+		t.Fatalf("sim.Open: %v", err)
+	}
+	t.Cleanup(func() { sm.Close() })
+	b := &bundle{t: t, store: st, market: &gatedSim{Sim: sm}, clock: fake, notified: &notifier{}, logs: &syncBuffer{}}
 	b.paid, b.paidKey = b.account("alice", store.TierPaid)
 	b.other, b.otherKey = b.account("bob", store.TierPaid)
 	_, b.freeKey = b.account("carol", store.TierFree)
@@ -123,31 +132,95 @@ func (b *bundle) account(name string, tier store.Tier) (store.Account, string) {
 	return a, k
 }
 
-// itemOpt adjusts a listed item.
-type itemOpt func(*market.Item)
+// gatedSim is the simulator with a gate on WatchList, so that tests can
+// hold an import in flight.
+type gatedSim struct {
+	*sim.Sim
+	mu      sync.Mutex
+	gate    chan struct{}
+	entered chan struct{}
+}
 
-// item lists a live item ending in an hour (by default) and returns it.
+func (g *gatedSim) WatchList(ctx context.Context, user string) ([]market.Item, error) {
+	g.mu.Lock()
+	gate, entered := g.gate, g.entered
+	g.mu.Unlock()
+	if entered != nil {
+		entered <- struct{}{}
+	}
+	if gate != nil {
+		<-gate
+	}
+	return g.Sim.WatchList(ctx, user)
+}
+
+// hold makes the next WatchList calls report on entered and wait for gate.
+func (g *gatedSim) hold() (gate, entered chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.gate, g.entered = make(chan struct{}), make(chan struct{}, 8)
+	return g.gate, g.entered
+}
+
+// itemSpec is an item to list: the simulator's listing plus rival bids.
+type itemSpec struct {
+	sim.NewItem
+	rivalBids int
+	ended     bool
+}
+
+// itemOpt adjusts a listed item.
+type itemOpt func(*itemSpec)
+
+// item lists a live item ending in an hour (by default) and returns its
+// details as the marketplace reports them.
 func (b *bundle) item(opts ...itemOpt) market.Item {
-	b.nextItem++
-	it := market.Item{
-		ItemNo: b.nextItem, Title: "Vintage camera", Category: "Cameras:Film:35mm", Currency: "USD", Country: "US",
-		SellerID: "seller1", SellerScore: 1234, SellerPercent: 99.5, ShippingType: "Flat", ShippingCost: 550,
-		StartPrice: 1000, CurrentPrice: 2000, MinimumToBid: 2100, Bids: 3,
-		Start: t0.Add(-24 * time.Hour), End: t0.Add(time.Hour),
-		PictureURL: "http://127.0.0.1:8080/sim/img/1.svg", Images: []string{"http://127.0.0.1:8080/sim/img/1.svg"},
-	}
+	b.t.Helper()
+	ctx := context.Background()
+	spec := itemSpec{NewItem: sim.NewItem{Title: "Zorblax vintage camera", StartPrice: 1000, EndsIn: time.Hour}}
 	for _, o := range opts {
-		o(&it)
+		o(&spec)
 	}
-	b.market.put(it)
+	no, _, err := b.market.CreateItem(ctx, spec.NewItem)
+	if err != nil {
+		b.t.Fatalf("CreateItem(%+v): %v", spec.NewItem, err)
+	}
+	for i := range spec.rivalBids {
+		b.rivalBid(no, "rival"+strconv.Itoa(i%2+1))
+	}
+	if spec.ended {
+		if err := b.market.EndEarly(ctx, no, false); err != nil {
+			b.t.Fatalf("EndEarly: %v", err)
+		}
+	}
+	it, err := b.market.Item(ctx, no)
+	if err != nil {
+		b.t.Fatalf("Item(%d): %v", no, err)
+	}
 	return it
 }
 
-func endsIn(d time.Duration) itemOpt { return func(it *market.Item) { it.End = t0.Add(d) } }
-func ended() itemOpt                 { return func(it *market.Item) { it.Ended = true; it.End = t0.Add(-time.Minute) } }
-func titled(s string) itemOpt        { return func(it *market.Item) { it.Title = s } }
-func bids(n int) itemOpt             { return func(it *market.Item) { it.Bids = n } }
-func minimum(a money.Amount) itemOpt { return func(it *market.Item) { it.MinimumToBid = a } }
+// rivalBid places the minimum bid on itemNo for user.
+func (b *bundle) rivalBid(itemNo int64, user string) {
+	b.t.Helper()
+	ctx := context.Background()
+	it, err := b.market.Item(ctx, itemNo)
+	if err != nil {
+		b.t.Fatalf("Item(%d): %v", itemNo, err)
+	}
+	if _, err := b.market.PlaceBid(ctx, user, itemNo, it.MinimumToBid); err != nil {
+		b.t.Fatalf("PlaceBid(%s, %d, %s): %v", user, itemNo, it.MinimumToBid, err)
+	}
+}
+
+func endsIn(d time.Duration) itemOpt { return func(s *itemSpec) { s.EndsIn = d } }
+func ended() itemOpt                 { return func(s *itemSpec) { s.ended = true } }
+func titled(t string) itemOpt        { return func(s *itemSpec) { s.Title = t } }
+func bids(n int) itemOpt             { return func(s *itemSpec) { s.rivalBids = n } }
+func startPrice(a money.Amount) itemOpt {
+	return func(s *itemSpec) { s.StartPrice = a }
+}
+func country(c string) itemOpt { return func(s *itemSpec) { s.Country = c } }
 
 // resp is a decoded response.
 type resp struct {

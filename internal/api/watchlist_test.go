@@ -7,49 +7,56 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sniped/sniped/internal/market/sim"
+	"github.com/sniped/sniped/internal/store"
 )
 
 func TestImportWatchList(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	a, c, d := b.item(), b.item(), b.item()
-	b.market.mu.Lock()
-	b.market.watch["alice"] = []int64{a.ItemNo, c.ItemNo, d.ItemNo}
-	b.market.mu.Unlock()
+	ctx := context.Background()
+	a, c := b.item(), b.item()
+	for _, it := range []int64{a.ItemNo, c.ItemNo} {
+		if err := b.market.Watch(ctx, "alice", it); err != nil {
+			t.Fatalf("Watch: %v", err)
+		}
+	}
+	list, err := b.market.Sim.WatchList(ctx, "alice")
+	if err != nil || len(list) < 2 {
+		t.Fatalf("simulator watch list = %d items, %v", len(list), err)
+	}
 	b.call("addBid", "item_no", itoa(c.ItemNo), "bid", "30").wantOK(t)
 
 	r := b.call("importWatchList")
 	r.wantOK(t)
-	if integer(t, r.body, "items_imported") != 2 || integer(t, r.body, "items_skipped") != 1 || str(t, r.body, "message") == "" {
-		t.Errorf("importWatchList = %s, want 2 imported, 1 skipped", r.raw)
+	if integer(t, r.body, "items_imported") != int64(len(list)-1) || integer(t, r.body, "items_skipped") != 1 || str(t, r.body, "message") == "" {
+		t.Errorf("importWatchList = %s, want %d imported, 1 skipped", r.raw, len(list)-1)
 	}
-	sn, err := b.store.Snipe(context.Background(), b.paid.ID, a.ItemNo)
-	if err != nil || sn.Bid != 0 {
-		t.Errorf("imported snipe = %+v, %v; want a watched item", sn, err)
+	sn, err := b.store.Snipe(ctx, b.paid.ID, a.ItemNo)
+	if err != nil || sn.Bid != 0 || sn.Item.Title != a.Title {
+		t.Errorf("imported snipe = %+v, %v; want a watched item with its snapshot", sn, err)
 	}
-	if sn, _ := b.store.Snipe(context.Background(), b.paid.ID, c.ItemNo); sn.Bid != 3000 {
+	if sn, _ := b.store.Snipe(ctx, b.paid.ID, c.ItemNo); sn.Bid != 3000 {
 		t.Errorf("existing snipe bid = %s, want 30.00 untouched", sn.Bid)
 	}
 	r = b.call("importWatchList")
 	r.wantOK(t)
-	if integer(t, r.body, "items_imported") != 0 || integer(t, r.body, "items_skipped") != 3 {
-		t.Errorf("second import = %s, want 0 imported, 3 skipped", r.raw)
+	if integer(t, r.body, "items_imported") != 0 || integer(t, r.body, "items_skipped") != int64(len(list)) {
+		t.Errorf("second import = %s, want 0 imported, %d skipped", r.raw, len(list))
 	}
 	// Other accounts are untouched.
 	if r := b.callKey(b.otherKey, "getUserItems", "filter", "watched"); integer(t, r.body, "total") != 0 {
 		t.Errorf("bob's watched = %s", r.raw)
 	}
+	b.market.FailNext(sim.OpWatchList, 1)
+	b.call("importWatchList").wantError(t, 503, "unavailable", "")
 }
 
 func TestImportWatchListJoinsRunningImport(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	it := b.item()
-	gate, entered := make(chan struct{}), make(chan struct{}, 4)
-	b.market.mu.Lock()
-	b.market.watch["alice"] = []int64{it.ItemNo}
-	b.market.gate, b.market.entered = gate, entered
-	b.market.mu.Unlock()
+	gate, entered := b.market.hold()
 
 	var wg sync.WaitGroup
 	results := make([]resp, 2)
@@ -58,15 +65,15 @@ func TestImportWatchListJoinsRunningImport(t *testing.T) {
 	<-entered // the first import is inside WatchList
 	wg.Add(1)
 	go func() { defer wg.Done(); results[1] = b.call("importWatchList") }()
-	// Wait until the second request is parked on the running import.
+	// The second request logs that it joined before it waits.
 	waitFor(t, func() bool { return strings.Contains(b.logs.String(), "watch list import joined") })
 	close(gate)
 	wg.Wait()
 	joined := 0
 	for _, r := range results {
 		r.wantOK(t)
-		if integer(t, r.body, "items_imported") != 1 {
-			t.Errorf("result = %s, want the shared run's 1 imported", r.raw)
+		if n := integer(t, r.body, "items_imported"); n == 0 || n != integer(t, results[0].body, "items_imported") {
+			t.Errorf("result = %s, want the shared run's count", r.raw)
 		}
 		if boolean(t, r.body, "joined") {
 			joined++
@@ -83,12 +90,7 @@ func TestImportWatchListJoinsRunningImport(t *testing.T) {
 func TestImportWatchListSurvivesDisconnect(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	it := b.item()
-	gate, entered := make(chan struct{}), make(chan struct{}, 1)
-	b.market.mu.Lock()
-	b.market.watch["alice"] = []int64{it.ItemNo}
-	b.market.gate, b.market.entered = gate, entered
-	b.market.mu.Unlock()
+	gate, entered := b.market.hold()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.srv.URL+"/importWatchList?key="+b.paidKey, nil)
@@ -103,10 +105,11 @@ func TestImportWatchListSurvivesDisconnect(t *testing.T) {
 	cancel()
 	<-done
 	close(gate)
-	waitFor(t, func() bool {
-		_, err := b.store.Snipe(context.Background(), b.paid.ID, it.ItemNo)
-		return err == nil
-	})
+	waitFor(t, func() bool { return strings.Contains(b.logs.String(), "watch list imported") })
+	page, total, err := b.store.ListSnipes(context.Background(), b.paid.ID, store.ListQuery{Filter: store.FilterWatched, OrderBy: "ends", Limit: 20, Now: t0})
+	if err != nil || total == 0 || len(page) == 0 {
+		t.Errorf("after a disconnected import: %d watched, %v; want the import finished", total, err)
+	}
 }
 
 // waitFor polls cond: it checks effects of goroutines the test does not
