@@ -11,6 +11,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -186,3 +187,11 @@ func ok(w http.ResponseWriter, v any) error {
 
 // detach returns a context for work that must outlive the request.
 func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
+// plural renders "1 item" or "2 items" for messages.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

@@ -121,3 +121,17 @@ func TestJustTesting(t *testing.T) {
 	b.call("justTesting", "arg1", strings.Repeat("x", 1001)).wantError(t, 400, "invalid_parameter", "arg1")
 	b.raw(http.MethodGet, "/justTesting?arg1=%FF&key="+b.paidKey).wantError(t, 400, "invalid_parameter", "arg1")
 }
+
+func TestInternalErrorsStayOpaque(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.store.Close()
+	r := b.call("justTesting", "arg1", "a")
+	r.wantError(t, 500, "internal_error", "")
+	if msg := str(t, r.body, "message"); strings.Contains(strings.ToLower(msg), "sql") || strings.Contains(msg, "closed") {
+		t.Errorf("500 message leaks internals: %q", msg)
+	}
+	if !strings.Contains(b.logs.String(), "request failed") {
+		t.Errorf("the cause was not logged")
+	}
+}

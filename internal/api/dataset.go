@@ -1,7 +1,6 @@
 package api
 
 import (
-	"fmt"
 	"net/http"
 
 	"github.com/sniped/sniped/internal/chart"
@@ -45,7 +44,7 @@ func (h *datasetHandler) bidder(w http.ResponseWriter, r *http.Request, c *call)
 	if err != nil {
 		return err
 	}
-	return ok(w, bidderResponse{Status: "OK", Message: fmt.Sprintf("%d bids", len(in.History)), V1Data: chart.Bidder(in)})
+	return ok(w, bidderResponse{Status: "OK", Message: plural(len(in.History), "bid", "bids"), V1Data: chart.Bidder(in)})
 }
 
 // bidderResponse adds status and message beside the Chart.js 1 keys, which

@@ -89,7 +89,7 @@ func (h *searchHandler) list(w http.ResponseWriter, r *http.Request, c *call) er
 	for _, sr := range list {
 		out = append(out, newSearchEntry(sr))
 	}
-	return ok(w, userSearchesResponse{Status: "OK", Message: fmt.Sprintf("%d saved searches", len(out)), Searches: out})
+	return ok(w, userSearchesResponse{Status: "OK", Message: plural(len(out), "saved search", "saved searches"), Searches: out})
 }
 
 // searchResult is one getSearchResults entry.
@@ -144,6 +144,6 @@ func (h *searchHandler) results(w http.ResponseWriter, r *http.Request, c *call)
 			GalleryURL: it.PictureURL, Country: it.Country, MinimumToBid: it.MinimumToBid.Float(), Category: it.Category,
 		})
 	}
-	return ok(w, searchResultsResponse{Status: "OK", Message: fmt.Sprintf("%d items found", len(items)),
+	return ok(w, searchResultsResponse{Status: "OK", Message: plural(len(items), "item found", "items found"),
 		Query: q, CountryCode: country, Count: len(items), Items: items})
 }
