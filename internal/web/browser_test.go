@@ -498,6 +498,7 @@ func TestDashboardBadKey(t *testing.T) {
 		chromedp.SendKeys(chromedp.ID("key-input"), "not-the-key"),
 		chromedp.Click(chromedp.ID("connect-btn")))
 	tb.wait("error shown", `document.getElementById("connect-error").textContent.includes("key was not accepted")`)
+	tb.screenshot("dashboard-bad-key.png")
 	if got := tb.eval(`String(sessionStorage.getItem("sniped.key"))`); got != "null" {
 		t.Errorf("sessionStorage key after a refused key = %q, want none", got)
 	}
@@ -577,10 +578,13 @@ func TestDashboardSearchSavedSearchesAndImport(t *testing.T) {
 
 	tb.do("save search", chromedp.Click(chromedp.ID("save-search-btn")))
 	tb.wait("saved search listed", `[...document.querySelectorAll("#saved-list .chip")].some(c => c.textContent.includes("contessa"))`)
+	tb.do("clear notices", chromedp.Evaluate[chromedp.Void](`document.getElementById("notices").replaceChildren()`))
+	tb.screenshot("dashboard-search.png")
 
 	tb.do("snipe this",
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#results tr[data-item="%d"] .snipe-this`, found))),
 		chromedp.WaitVisible(chromedp.ID("ed-bid")))
+	tb.screenshot("dashboard-snipe-this.png")
 	minimum := s.marketItem(found).MinimumToBid.String()
 	if got, want := tb.eval(`document.getElementById("ed-item").value + "|" + document.getElementById("ed-bid").value`), fmt.Sprintf("%d|%s", found, minimum); got != want {
 		t.Errorf("editor prefilled with %q, want %q (item and minimum to bid)", got, want)
