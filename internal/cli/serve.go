@@ -108,9 +108,6 @@ func runServe(args []string, stderr io.Writer) error {
 	defer st.Close()
 
 	clk := clock.Real{}
-	if err := ensureAdmin(ctx, st, clk, c, stderr); err != nil {
-		return err
-	}
 
 	// Listen before building the simulator: its image URLs need the real port.
 	ln, err := net.Listen("tcp", c.addr)
@@ -123,6 +120,9 @@ func runServe(args []string, stderr io.Writer) error {
 		base = "http://" + dialable(ln.Addr().String())
 	}
 	base = strings.TrimSuffix(base, "/") + c.basePath
+	if err := ensureAdmin(ctx, st, clk, base, c.store.data, stderr); err != nil {
+		return err
+	}
 
 	if err := os.MkdirAll(c.store.data, 0o700); err != nil {
 		return fmt.Errorf("create data folder: %w", err)
@@ -222,7 +222,7 @@ func shutdown(srv *http.Server, log *slog.Logger) {
 
 // ensureAdmin creates the admin account on the first start against an empty
 // store and prints its key once, with a ready-to-paste curl line.
-func ensureAdmin(ctx context.Context, st store.Store, clk clock.Clock, c serveConfig, stderr io.Writer) error {
+func ensureAdmin(ctx context.Context, st store.Store, clk clock.Clock, base, data string, stderr io.Writer) error {
 	n, err := st.CountAccounts(ctx)
 	if err != nil {
 		return fmt.Errorf("count accounts: %w", err)
@@ -237,10 +237,6 @@ func ensureAdmin(ctx context.Context, st store.Store, clk clock.Clock, c serveCo
 		}
 		return fmt.Errorf("create admin account: %w", err)
 	}
-	addr := c.publicURL
-	if addr == "" {
-		addr = "http://" + dialable(c.addr)
-	}
 	fmt.Fprintf(stderr, `
 sniped: created account "admin" (paid tier). Its key is shown only this once:
 
@@ -248,12 +244,12 @@ sniped: created account "admin" (paid tier). Its key is shown only this once:
 
 Try it:
 
-    curl '%s%s/justTesting?key=%s&arg1=hello'
+    curl '%s/justTesting?key=%s&arg1=hello'
 
-Open the dashboard at %s%s/ui/ and paste the key there.
+Open the dashboard at %s/ui/ and paste the key there.
 Make more accounts with: sniped account add --data %s --name NAME
 
-`, plain, strings.TrimSuffix(addr, "/"), c.basePath, plain, strings.TrimSuffix(addr, "/"), c.basePath, c.store.data)
+`, plain, base, plain, base, data)
 	return nil
 }
 
