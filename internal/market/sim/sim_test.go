@@ -663,3 +663,51 @@ func TestBidDurableBeforeReturn(t *testing.T) {
 		t.Errorf("second process sees %d bids, want 2", len(full.Bids))
 	}
 }
+
+// TestConcurrentBidsReplayExactly races bidders on one file-backed item,
+// then reopens the file: the replayed auction equals the live one, and
+// every call left exactly one record.
+func TestConcurrentBidsReplayExactly(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "sim.db")
+	c := clock.NewFake(t0)
+	cfg := sim.Config{Path: path, Seed: 3, Items: 3, Bidders: sim.BiddersOff, Clock: c}
+	s, err := sim.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &bundle{ctx: context.Background(), clock: c, sim: s}
+	no := b.create(t, sim.NewItem{Reserve: 40_00})
+	const workers, each = 4, 25
+	done := make(chan struct{})
+	for w := range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			name := "w" + strconv.Itoa(w)
+			for i := range each {
+				_, _ = s.PlaceBid(b.ctx, name, no, money.Amount(1_00+w*37+i*150))
+			}
+		}()
+	}
+	for range workers {
+		<-done
+	}
+	live, _ := s.ItemState(b.ctx, no)
+	if len(live.Bids) != workers*each {
+		t.Fatalf("%d bid records, want %d", len(live.Bids), workers*each)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := sim.Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	replayed, _ := s2.ItemState(b.ctx, no)
+	if !slices.Equal(replayed.Bids, live.Bids) || replayed.HighBidder != live.HighBidder ||
+		replayed.Item.CurrentPrice != live.Item.CurrentPrice || replayed.Item.ReserveMet != live.Item.ReserveMet || replayed.Item.Bids != live.Item.Bids {
+		t.Errorf("replayed %s at %v (%d bids), live %s at %v (%d bids)",
+			replayed.HighBidder, replayed.Item.CurrentPrice, replayed.Item.Bids, live.HighBidder, live.Item.CurrentPrice, live.Item.Bids)
+	}
+}
