@@ -243,7 +243,7 @@
         h('td', { class: 'num', 'data-label': 'Bids' }, it.bids ?? '–'),
         h('td', { class: 'num', 'data-label': 'Your bid' }, bid > 0 ? money(bid, it.currency) : h('span', { class: 'muted' }, 'watch')),
         h('td', { 'data-label': 'Ends' }, Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }, '') : (it.timeLeft || '–')),
-        h('td', { class: 'status-cell' }, badge(it.color, it.status, it.shorthand)));
+        h('td', { class: 'status-cell' }, watching(it, it) ? badge('gray', 'Watching', 'watched item: no bid') : badge(it.color, it.status, it.shorthand)));
     });
     $('items').replaceChildren(...rows);
     const empty = {
@@ -360,8 +360,13 @@
     $('detail-img').hidden = !pic;
     if (pic) $('detail-img').src = pic;
 
-    $('badge').replaceWith(Object.assign(badge(result.color, result.status), { id: 'badge' }));
-    $('outcome-msg').textContent = result.message || '';
+    if (watching(snipe, result)) {
+      $('badge').replaceWith(Object.assign(badge('gray', 'Watching'), { id: 'badge' }));
+      $('outcome-msg').textContent = 'On your watch list: no bid will be placed. Set a snipe to bid on this item.';
+    } else {
+      $('badge').replaceWith(Object.assign(badge(result.color, result.status), { id: 'badge' }));
+      $('outcome-msg').textContent = result.message || '';
+    }
 
     const bidAmount = snipe ? parseFloat(snipe.bid) : NaN;
     const fact = (k, v) => [h('dt', {}, k), h('dd', {}, v)];
@@ -405,7 +410,7 @@
     };
     if (hist && hist.data && hist.data.length) legend.push(key('hist', hist, `${hist.data.length} bid${hist.data.length === 1 ? '' : 's'}`));
     if (line && line.label && line.data && line.data.some(p => p.y > 0)) legend.push(key('snipe', line, line.label));
-    legend.push(h('span', { class: 'muted' }, `times in ${Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time'}`));
+    if (legend.length) legend.push(h('span', { class: 'muted' }, `times in ${Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time'}`));
     $('chart-legend').replaceChildren(...legend);
   }
 
@@ -416,6 +421,12 @@
     const fire = parseUTC(snipe.fireTime);
     if (Number.isFinite(fire)) return fire;
     return +snipe.delay ? end - snipe.delay * 1000 : NaN;
+  }
+
+  // watching is true for a watched item (bid 0) that has no outcome yet:
+  // "Pending" would wrongly promise a bid.
+  function watching(snipe, result) {
+    return !!snipe && parseFloat(snipe.bid) === 0 && (!result || !+result.success);
   }
 
   function isOn(v) { return v === true || v === 1 || v === '1'; }
