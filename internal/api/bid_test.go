@@ -98,6 +98,12 @@ func TestAddBidWatchedAndDisabled(t *testing.T) {
 	if sn.Enabled || sn.Bid != 0 {
 		t.Errorf("stored = %+v, want disabled watched item", sn)
 	}
+	// An empty optional parameter counts as absent.
+	r = b.call("addBid", "item_no", itoa(it.ItemNo), "delay", "", "enabled", "", "bid", "")
+	r.wantOK(t)
+	if integer(t, r.body, "delay") != store.DefaultDelay || str(t, r.body, "bid") != "0.00" {
+		t.Errorf("empty optional parameters changed the snipe: %s", r.raw)
+	}
 }
 
 func TestAddBidMinimumAndForce(t *testing.T) {
