@@ -724,3 +724,94 @@ const chartJSPage = `<!doctype html>
   window.results = out;
 })();
 </script></body></html>`
+
+// TestChartRenderer draws edge-case datasets with the page's own renderer:
+// every case must draw without throwing, with readable axes.
+func TestChartRenderer(t *testing.T) {
+	t.Parallel()
+	s := newStack(t, stackOptions{})
+	tb := s.open(1280)
+	tb.wait("renderer loaded", `typeof window.BidChart === "object"`)
+	type result struct {
+		Name   string   `json:"name"`
+		SVG    bool     `json:"svg"`
+		Points int      `json:"points"`
+		Line   bool     `json:"line"`
+		XTicks []string `json:"xTicks"`
+		YTicks []string `json:"yTicks"`
+		Empty  string   `json:"empty"`
+	}
+	got, err := chromedp.Run(tb.ctx, chromedp.Evaluate[[]result](`(() => {
+		const t0 = Date.UTC(2026, 2, 14, 12, 0, 0);
+		const hist = pts => ({ borderColor: "#36a2eb", backgroundColor: "#36a2eb", data: pts });
+		const line = (y, a, b) => ({ borderColor: "#ff6384", borderDash: [5, 5], data: [{ x: a, y }, { x: b, y }], label: "snipe" });
+		const cases = {
+			empty: [hist([]), line(0, t0, t0)],
+			watchedNoBids: [hist([]), { data: [] }],
+			onlySnipe: [hist([]), line(25, t0, t0 + 3600e3)],
+			onePoint: [hist([{ x: t0, y: 10 }]), line(25, t0, t0)],
+			sameInstant: [hist([{ x: t0, y: 10 }, { x: t0, y: 11 }]), line(25, t0, t0)],
+			sevenDays: [hist([{ x: t0, y: 1 }, { x: t0 + 3 * 864e5, y: 150 }, { x: t0 + 7 * 864e5, y: 999.99 }]), line(1200, t0, t0 + 7 * 864e5)],
+			seconds: [hist([{ x: t0, y: 100 }, { x: t0 + 4000, y: 101 }, { x: t0 + 9000, y: 102.5 }]), line(110, t0, t0 + 9000)],
+			notAnArray: {},
+		};
+		return Object.entries(cases).map(([name, ds]) => {
+			const box = document.createElement("div");
+			box.style.width = "420px";
+			document.body.appendChild(box);
+			BidChart.render(box, ds, name === "sevenDays" ? "EUR" : "USD", name);
+			const svg = box.querySelector("svg");
+			const r = { name, svg: !!svg, points: box.querySelectorAll(".hist-point").length, line: !!box.querySelector(".snipe-line"),
+				xTicks: [], yTicks: [], empty: (box.querySelector(".chart-empty") || {}).textContent || "" };
+			if (svg) {
+				const ticks = [...svg.querySelectorAll("text.tick")];
+				r.xTicks = ticks.filter(e => e.getAttribute("text-anchor") === "middle").map(e => e.textContent);
+				r.yTicks = ticks.filter(e => e.getAttribute("text-anchor") === "end").map(e => e.textContent);
+			}
+			box.remove();
+			return r;
+		});
+	})()`))
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	want := map[string]struct {
+		svg    bool
+		points int
+		line   bool
+	}{
+		"empty":         {false, 0, false},
+		"watchedNoBids": {false, 0, false},
+		"onlySnipe":     {true, 0, true},
+		"onePoint":      {true, 1, true},
+		"sameInstant":   {true, 2, true},
+		"sevenDays":     {true, 3, true},
+		"seconds":       {true, 3, true},
+		"notAnArray":    {false, 0, false},
+	}
+	for _, r := range got {
+		w := want[r.Name]
+		if r.SVG != w.svg || r.Points != w.points || r.Line != w.line {
+			t.Errorf("%s: svg=%v points=%d line=%v, want svg=%v points=%d line=%v", r.Name, r.SVG, r.Points, r.Line, w.svg, w.points, w.line)
+		}
+		if !r.SVG {
+			if !strings.Contains(r.Empty, "No bids yet") {
+				t.Errorf("%s: empty state = %q, want it to say no bids yet", r.Name, r.Empty)
+			}
+			continue
+		}
+		t.Logf("%s: x ticks %q, y ticks %q", r.Name, r.XTicks, r.YTicks)
+		if len(r.XTicks) < 2 || len(r.YTicks) < 2 {
+			t.Errorf("%s: x ticks %q, y ticks %q, want at least 2 of each", r.Name, r.XTicks, r.YTicks)
+		}
+		for _, y := range r.YTicks {
+			if r.Name == "sevenDays" && !strings.Contains(y, "€") {
+				t.Errorf("%s: y tick %q, want euros", r.Name, y)
+			}
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("rendered %d cases, want %d", len(got), len(want))
+	}
+	tb.noExceptions()
+}

@@ -83,7 +83,10 @@ window.BidChart = (() => {
 
     const width = Math.max(280, Math.round(box.clientWidth || 560));
     let xMin = Math.min(...all.map(p => p.x)), xMax = Math.max(...all.map(p => p.x));
-    if (xMax - xMin < MIN) { xMin -= 5 * MIN; xMax += 5 * MIN; }
+    if (xMax - xMin < MIN) { // bids seconds apart (or one bid): a minute around them
+      const mid = (xMin + xMax) / 2;
+      xMin = mid - 30 * SEC; xMax = mid + 30 * SEC;
+    }
     let yMin = Math.min(...all.map(p => p.y)), yMax = Math.max(...all.map(p => p.y));
     const ypad = Math.max((yMax - yMin) * 0.1, yMax * 0.05, 1);
     const y = niceTicks(Math.max(0, yMin - ypad), yMax + ypad, 4);
@@ -99,9 +102,11 @@ window.BidChart = (() => {
     });
 
     const grid = el('g', { class: 'grid' }, svg);
+    // Whole-number ticks read better without ".00".
+    const tickMoney = y.ticks.every(Number.isInteger) ? amountFormatter(currency, 0) : money;
     for (const v of y.ticks) {
       el('line', { x1: PAD.left, x2: width - PAD.right, y1: sy(v), y2: sy(v) }, grid);
-      el('text', { x: PAD.left - 8, y: sy(v) + 4, 'text-anchor': 'end', class: 'tick' }, grid).textContent = money(v);
+      el('text', { x: PAD.left - 8, y: sy(v) + 4, 'text-anchor': 'end', class: 'tick' }, grid).textContent = tickMoney(v);
     }
     const fmt = timeFormat(x.step, xMax - xMin);
     for (const t of x.ticks) {
@@ -149,9 +154,13 @@ window.BidChart = (() => {
     return s + '.';
   }
 
-  function amountFormatter(currency) {
+  // amountFormatter formats amounts in currency; digits, when given, fixes
+  // the number of decimals.
+  function amountFormatter(currency, digits) {
     try {
-      const f = new Intl.NumberFormat(undefined, { style: 'currency', currency: currency || 'USD' });
+      const opts = { style: 'currency', currency: currency || 'USD' };
+      if (digits !== undefined) opts.minimumFractionDigits = opts.maximumFractionDigits = digits;
+      const f = new Intl.NumberFormat(undefined, opts);
       return v => f.format(v);
     } catch (e) { // an unknown currency code: plain number and code
       return v => `${Number(v).toFixed(2)} ${currency || ''}`.trim();
