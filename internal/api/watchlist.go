@@ -108,13 +108,14 @@ func (h *watchListHandler) importList(w http.ResponseWriter, r *http.Request, c 
 		}
 		return httperr.Internal(run.err)
 	}
-	msg := fmt.Sprintf("Imported %d items from your marketplace watch list; %d were already in your account.", run.res.imported, run.res.skipped)
+	msg := fmt.Sprintf("Imported %d items from your marketplace watch list; %d were skipped because they are already in your account or have ended.", run.res.imported, run.res.skipped)
 	return ok(w, importResponse{Status: "OK", Message: msg, ItemsImported: run.res.imported, ItemsSkipped: run.res.skipped, Joined: joined})
 }
 
 // importWatchList copies the marketplace watch list into watched items
-// (bid 0). An item that already has a snipe is skipped untouched: an
-// upsert would re-arm a settled snipe.
+// (bid 0). An item that already has a snipe is skipped untouched (an
+// upsert would re-arm a settled snipe), and so is an item whose auction has
+// ended: there is nothing left to watch.
 func (s *server) importWatchList(ctx context.Context, acct store.Account) (importResult, error) {
 	var res importResult
 	items, err := s.cfg.Market.WatchList(ctx, acct.Name)
@@ -124,6 +125,10 @@ func (s *server) importWatchList(ctx context.Context, acct store.Account) (impor
 	for _, it := range items {
 		if err := ctx.Err(); err != nil {
 			return res, err
+		}
+		if it.Ended {
+			res.skipped++
+			continue
 		}
 		_, err := s.cfg.Store.Snipe(ctx, acct.ID, it.ItemNo)
 		if err == nil {

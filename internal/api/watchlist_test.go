@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -16,11 +17,14 @@ func TestImportWatchList(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	ctx := context.Background()
-	a, c := b.item(), b.item()
-	for _, it := range []int64{a.ItemNo, c.ItemNo} {
+	a, c, ended := b.item(), b.item(), b.item()
+	for _, it := range []int64{a.ItemNo, c.ItemNo, ended.ItemNo} {
 		if err := b.market.Watch(ctx, "alice", it); err != nil {
 			t.Fatalf("Watch: %v", err)
 		}
+	}
+	if err := b.market.EndEarly(ctx, ended.ItemNo, false); err != nil {
+		t.Fatalf("EndEarly: %v", err)
 	}
 	list, err := b.market.Sim.WatchList(ctx, "alice")
 	if err != nil || len(list) < 2 {
@@ -30,8 +34,12 @@ func TestImportWatchList(t *testing.T) {
 
 	r := b.call("importWatchList")
 	r.wantOK(t)
-	if integer(t, r.body, "items_imported") != int64(len(list)-1) || integer(t, r.body, "items_skipped") != 1 || str(t, r.body, "message") == "" {
-		t.Errorf("importWatchList = %s, want %d imported, 1 skipped", r.raw, len(list)-1)
+	// The sniped item and the ended one are skipped.
+	if integer(t, r.body, "items_imported") != int64(len(list)-2) || integer(t, r.body, "items_skipped") != 2 || str(t, r.body, "message") == "" {
+		t.Errorf("importWatchList = %s, want %d imported, 2 skipped", r.raw, len(list)-2)
+	}
+	if _, err := b.store.Snipe(ctx, b.paid.ID, ended.ItemNo); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ended item imported: Snipe = %v, want ErrNotFound", err)
 	}
 	sn, err := b.store.Snipe(ctx, b.paid.ID, a.ItemNo)
 	if err != nil || sn.Bid != 0 || sn.Item.Title != a.Title {

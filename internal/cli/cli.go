@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Version is the build's version; the interface's own version is api.InterfaceVersion.
+// Version is the build's version; the interface's own version is api.Version.
 var Version = "0.1.0-dev"
 
 // Default locations, overridable by flags or environment.
