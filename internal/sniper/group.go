@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/sniped/sniped/internal/outcome"
@@ -31,9 +30,12 @@ import (
 // Uncertainty counts as leading: when the marketplace cannot say, the
 // snipe is skipped, never fired.
 
-// groupLock serializes the check-and-send of one group's snipes.
+// groupLock serializes the check-and-send of one group's snipes. It is a
+// one-slot channel rather than a sync.Mutex because its holder waits on
+// timers: a channel wait is a durable block that testing/synctest can see
+// through.
 type groupLock struct {
-	mu   sync.Mutex
+	slot chan struct{}
 	refs int
 }
 
@@ -42,14 +44,14 @@ func (s *Sniper) lockGroup(id int64) func() {
 	s.groupMu.Lock()
 	g := s.groups[id]
 	if g == nil {
-		g = &groupLock{}
+		g = &groupLock{slot: make(chan struct{}, 1)}
 		s.groups[id] = g
 	}
 	g.refs++
 	s.groupMu.Unlock()
-	g.mu.Lock()
+	g.slot <- struct{}{}
 	return func() {
-		g.mu.Unlock()
+		<-g.slot
 		s.groupMu.Lock()
 		if g.refs--; g.refs == 0 {
 			delete(s.groups, id)

@@ -23,10 +23,12 @@ type memStore struct {
 	next     int64
 	// transitions counts Transition calls per target state, for tests.
 	transitions map[store.State]int
+	// recorded counts Transition calls per outcome, for tests.
+	recorded map[outcome.Code]int
 }
 
 func newMemStore() *memStore {
-	return &memStore{snipes: map[int64]*store.Snipe{}, groups: map[string]int64{}, transitions: map[store.State]int{}}
+	return &memStore{snipes: map[int64]*store.Snipe{}, groups: map[string]int64{}, transitions: map[store.State]int{}, recorded: map[outcome.Code]int{}}
 }
 
 func (m *memStore) Close() error { return nil }
@@ -207,6 +209,7 @@ func (m *memStore) Transition(_ context.Context, id int64, from []store.State, t
 		s.PlacedAt = placedAt
 	}
 	m.transitions[to]++
+	m.recorded[o]++
 	return nil
 }
 
