@@ -37,8 +37,9 @@ const (
 	// basePath mounts everything under a prefix, as serve --base-path
 	// does, so the tests prove that the page finds the interface itself.
 	basePath = "/sniped"
-	// stepTimeout bounds one test's browser work.
-	stepTimeout = 60 * time.Second
+	// stepTimeout bounds one test's browser work (generous: CI machines
+	// run the race detector on two shared cores).
+	stepTimeout = 2 * time.Minute
 	// account is the test account's name (and marketplace user).
 	account = "alice"
 )
@@ -461,7 +462,7 @@ func TestDashboardSnipeLifecycle(t *testing.T) {
 func TestDashboardFollowsTheShot(t *testing.T) {
 	t.Parallel()
 	s := newStack(t, stackOptions{sniper: true})
-	itemNo := s.item("Rolleiflex 2.8F twin-lens reflex", 12*time.Second, 3000)
+	itemNo := s.item("Rolleiflex 2.8F twin-lens reflex", 15*time.Second, 3000)
 	tb := s.open(1280)
 	tb.connect(s.key)
 	tb.do("add snipe",
@@ -472,14 +473,16 @@ func TestDashboardFollowsTheShot(t *testing.T) {
 		chromedp.SetValue(chromedp.ID("ed-delay"), "3"),
 		chromedp.Click(chromedp.ID("ed-save")),
 		chromedp.WaitNotVisible(chromedp.ID("editor")))
-	tb.wait("counting down", `/^\d+s$/.test(document.getElementById("shot-count").textContent) &&
-		/^\d+s$/.test(document.getElementById("end-count").textContent)`)
+	// Under a loaded machine the shot may come before the first poll, so
+	// a countdown or "fired" both count here.
+	tb.wait("counting down", `/^(\d+s|fired)$/.test(document.getElementById("shot-count").textContent) &&
+		/^(\d+s|ended)$/.test(document.getElementById("end-count").textContent)`)
 	tb.wait("shot fired", `document.getElementById("shot-count").textContent === "fired"`)
 	_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](
 		`document.getElementById("end-count").textContent === "ended" &&
 		 document.getElementById("badge").textContent === "Won" &&
 		 document.getElementById("badge").classList.contains("green")`,
-		chromedp.WithPollingTimeout(30*time.Second)))
+		chromedp.WithPollingTimeout(45*time.Second)))
 	if err != nil {
 		t.Fatalf("waiting for the Won badge: %v%s", err, tb.state())
 	}
