@@ -315,7 +315,7 @@ func (tb *tab) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 // wait polls a JavaScript predicate until it is true.
 func (tb *tab) wait(step, predicate string) {
 	tb.t.Helper()
-	_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(15*time.Second)))
+	_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(30*time.Second)))
 	if err != nil {
 		tb.t.Fatalf("%s: waiting for %s: %v%s", step, predicate, err, tb.state())
 	}
