@@ -72,15 +72,18 @@ func snapshotOf(old store.ItemSnapshot, it market.Item) store.ItemSnapshot {
 	if n.GalleryURL == "" {
 		n.GalleryURL = it.PictureURL
 	}
-	// Keep the stored precision so an unchanged item compares equal.
-	if n.Start.Equal(old.Start) {
+	// Stores keep milliseconds: keep the stored value when only precision
+	// differs, so an unchanged item compares equal and is not rewritten.
+	if sameMilli(n.Start, old.Start) {
 		n.Start = old.Start
 	}
-	if n.End.Equal(old.End) {
+	if sameMilli(n.End, old.End) {
 		n.End = old.End
 	}
 	return n
 }
+
+func sameMilli(a, b time.Time) bool { return a.UnixMilli() == b.UnixMilli() }
 
 // settleScheduled settles a snipe that was never sent.
 func (s *Sniper) settleScheduled(ctx context.Context, sn store.Snipe, code outcome.Code, detail string) {

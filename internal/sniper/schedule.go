@@ -67,6 +67,9 @@ type schedule struct {
 	disabled map[int64]bool
 	seq      uint32
 	wake     chan struct{}
+	// density counts the snipes tracked per fire-time second, to arm
+	// crowded seconds earlier.
+	density map[int64]int
 }
 
 func newSchedule(s *Sniper) *schedule {
@@ -76,6 +79,7 @@ func newSchedule(s *Sniper) *schedule {
 		settling: map[int64]bool{},
 		disabled: map[int64]bool{},
 		wake:     make(chan struct{}, 1),
+		density:  map[int64]int{},
 	}
 }
 
@@ -108,7 +112,12 @@ func (q *schedule) track(sn store.Snipe) {
 	t.ver, t.fireAt = q.seq, sn.FireAt
 	now := s.clk.Now()
 	target := s.toLocal(sn.FireAt)
-	arm := target.Add(-s.cfg.ArmLead)
+	// Arming writes to the store one snipe at a time. When many snipes
+	// share a moment, the k-th one arms k×ArmPerSnipe earlier so that all
+	// are marked firing before the moment instead of queueing after it.
+	sec := sn.FireAt.Unix()
+	q.density[sec]++
+	arm := target.Add(-s.cfg.ArmLead - time.Duration(q.density[sec]-1)*s.cfg.ArmPerSnipe)
 	if arm.Before(now) {
 		arm = now
 	}
@@ -120,6 +129,17 @@ func (q *schedule) track(sn store.Snipe) {
 		}
 	}
 	s.met.scheduled.Set(float64(len(q.tracked)))
+}
+
+// prune forgets the density of seconds long past.
+func (q *schedule) prune(before time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for sec := range q.density {
+		if sec < before.Unix() {
+			delete(q.density, sec)
+		}
+	}
 }
 
 // forget drops a snipe from the horizon unless a goroutine is firing it.
@@ -286,5 +306,6 @@ func (s *Sniper) load(ctx context.Context) (bool, error) {
 	for _, sn := range sns {
 		s.sched.track(sn)
 	}
+	s.sched.prune(s.marketNow().Add(-time.Minute))
 	return len(sns) == s.cfg.LoadLimit, nil
 }

@@ -38,6 +38,10 @@ const (
 	// firing and re-read, so that the store write never delays the send.
 	// Edits within this window get 409.
 	DefaultArmLead = time.Second
+	// DefaultArmPerSnipe is added to the arm lead for each other snipe due
+	// in the same second (about one store write each), so that a burst is
+	// marked firing before its moment: 5,000 at once arm from 3.5 s ahead.
+	DefaultArmPerSnipe = 500 * time.Microsecond
 	// DefaultMaxInFlight bounds concurrent snipe goroutines (arming,
 	// sending, settling), so a burst does not serialize behind marketplace
 	// latency yet cannot grow without limit.
@@ -76,6 +80,7 @@ type Config struct {
 	Horizon       time.Duration
 	Refresh       time.Duration
 	ArmLead       time.Duration
+	ArmPerSnipe   time.Duration
 	MaxInFlight   int
 	SettleGrace   time.Duration
 	Sweep         time.Duration
@@ -96,6 +101,7 @@ func (c *Config) defaults() {
 	set(&c.Horizon, DefaultHorizon)
 	set(&c.Refresh, DefaultRefresh)
 	set(&c.ArmLead, DefaultArmLead)
+	set(&c.ArmPerSnipe, DefaultArmPerSnipe)
 	set(&c.SettleGrace, DefaultSettleGrace)
 	set(&c.Sweep, DefaultSweep)
 	set(&c.OffsetEvery, DefaultOffsetEvery)

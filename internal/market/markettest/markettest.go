@@ -119,6 +119,8 @@ type ItemSpec struct {
 	BuyItNow   money.Amount
 	// EndsIn is measured on the marketplace clock from now.
 	EndsIn time.Duration
+	// EndAt, when set, is the end time instead of EndsIn.
+	EndAt time.Time
 }
 
 // Add lists an item and returns its number.
@@ -126,7 +128,19 @@ func (m *Market) Add(spec ItemSpec) int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.next++
-	now := m.nowLocked()
+	return m.addLocked(m.next, spec).ItemNo
+}
+
+// AddNumbered lists an item under a chosen number (the benchmark stores
+// snipes for known numbers first) and returns it.
+func (m *Market) AddNumbered(no int64, spec ItemSpec) market.Item {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.addLocked(no, spec)
+}
+
+func (m *Market) addLocked(no int64, spec ItemSpec) market.Item {
+	now := m.nowLocked().Truncate(time.Millisecond)
 	if spec.Currency == "" {
 		spec.Currency = "USD"
 	}
@@ -134,14 +148,14 @@ func (m *Market) Add(spec ItemSpec) int64 {
 		spec.Seller = "seller"
 	}
 	if spec.Title == "" {
-		spec.Title = fmt.Sprintf("Item %d", m.next)
+		spec.Title = fmt.Sprintf("Item %d", no)
 	}
 	if spec.StartPrice <= 0 {
 		spec.StartPrice = 100
 	}
 	l := &lot{
 		item: market.Item{
-			ItemNo: m.next, Title: spec.Title, Category: "Test:Things", Currency: spec.Currency, Country: "US",
+			ItemNo: no, Title: spec.Title, Category: "Test:Things", Currency: spec.Currency, Country: "US",
 			SellerID: spec.Seller, SellerScore: 100, SellerPercent: 99.5, ShippingType: "Flat",
 			StartPrice: spec.StartPrice, CurrentPrice: spec.StartPrice, MinimumToBid: spec.StartPrice,
 			HasReserve: spec.Reserve > 0, BuyItNow: spec.BuyItNow,
@@ -151,8 +165,11 @@ func (m *Market) Add(spec ItemSpec) int64 {
 		maxOf:   map[string]money.Amount{},
 		barred:  map[string]bool{},
 	}
-	m.items[l.item.ItemNo] = l
-	return l.item.ItemNo
+	if !spec.EndAt.IsZero() {
+		l.item.End = spec.EndAt
+	}
+	m.items[no] = l
+	return l.item
 }
 
 // Bar makes user ineligible to bid on itemNo.
@@ -276,23 +293,14 @@ func (m *Market) settleLocked(l *lot) {
 	}
 }
 
-// enter counts a call, applies latency and injection. It returns the error
-// to fail the call with.
+// enter counts a call, waits the request half of the latency and applies
+// injection. It returns the error to fail the call with.
 func (m *Market) enter(ctx context.Context, method, user string, itemNo int64) error {
 	m.mu.Lock()
 	m.calls[method]++
 	lat, inj := m.latency, m.inject
 	m.mu.Unlock()
-	if lat > 0 {
-		t := m.clk.NewTimer(lat)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C():
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	if err := m.wait(ctx, lat/2); err != nil {
 		return err
 	}
 	if inj != nil {
@@ -301,11 +309,34 @@ func (m *Market) enter(ctx context.Context, method, user string, itemNo int64) e
 	return nil
 }
 
+// leave waits the response half of the latency, so that the marketplace
+// stamps its answers mid-way like a real round trip.
+func (m *Market) leave(ctx context.Context) {
+	m.mu.Lock()
+	lat := m.latency
+	m.mu.Unlock()
+	m.wait(ctx, lat-lat/2)
+}
+
+func (m *Market) wait(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		t := m.clk.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C():
+		}
+	}
+	return ctx.Err()
+}
+
 // Item implements market.Market.
 func (m *Market) Item(ctx context.Context, itemNo int64) (market.Item, error) {
 	if err := m.enter(ctx, MethodItem, "", itemNo); err != nil {
 		return market.Item{}, err
 	}
+	defer m.leave(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l := m.items[itemNo]
@@ -321,6 +352,7 @@ func (m *Market) Search(ctx context.Context, query, country string, limit int) (
 	if err := m.enter(ctx, MethodSearch, "", 0); err != nil {
 		return nil, err
 	}
+	defer m.leave(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []market.Item
@@ -342,6 +374,7 @@ func (m *Market) WatchList(ctx context.Context, user string) ([]market.Item, err
 	if err := m.enter(ctx, MethodWatchList, user, 0); err != nil {
 		return nil, err
 	}
+	defer m.leave(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []market.Item
@@ -358,6 +391,7 @@ func (m *Market) PlaceBid(ctx context.Context, user string, itemNo int64, max mo
 	if err := m.enter(ctx, MethodPlaceBid, user, itemNo); err != nil {
 		return market.BidReceipt{}, err
 	}
+	defer m.leave(ctx)
 	m.mu.Lock()
 	r, err := m.placeLocked(user, itemNo, max)
 	hook := m.onPlaced
@@ -459,6 +493,7 @@ func (m *Market) BidState(ctx context.Context, user string, itemNo int64) (marke
 	if err := m.enter(ctx, MethodBidState, user, itemNo); err != nil {
 		return market.BidState{}, err
 	}
+	defer m.leave(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l := m.items[itemNo]
@@ -481,6 +516,7 @@ func (m *Market) History(ctx context.Context, itemNo int64) ([]market.HistoryEnt
 	if err := m.enter(ctx, MethodHistory, "", itemNo); err != nil {
 		return nil, err
 	}
+	defer m.leave(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	l := m.items[itemNo]
@@ -501,6 +537,7 @@ func (m *Market) Now(ctx context.Context) (time.Time, error) {
 	if err := m.enter(ctx, MethodNow, "", 0); err != nil {
 		return time.Time{}, err
 	}
+	defer m.leave(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.nowLocked(), nil

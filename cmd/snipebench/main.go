@@ -1,0 +1,405 @@
+// Command snipebench measures the sniper against the real SQLite store and
+// an in-process marketplace with configurable latency. It reports firing
+// lateness (the moment the bid call starts minus the snipe's target) as
+// p50, p99 and max, the process RSS with the stored snipes, and the cold
+// start of the real `sniped serve` to /healthz ready. docs/performance.md
+// has the commands and results.
+//
+//	go run ./cmd/snipebench                      # every case, 1,000,000 stored
+//	go run ./cmd/snipebench -case steady -stored 100000 -latency 50ms
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/market/markettest"
+	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/sniper"
+	"github.com/sniped/sniped/internal/store"
+	"github.com/sniped/sniped/internal/store/sqlite"
+)
+
+// Defaults: the targets of issue 4.
+const (
+	defaultStored   = 1_000_000
+	defaultRate     = 2000
+	defaultDuration = 10 * time.Second
+	defaultBurst    = 5000
+	defaultLatency  = 20 * time.Millisecond
+	// defaultLead is the time from the sniper's start to the first due
+	// snipe: it covers the first horizon load and the pre-flights.
+	defaultLead = 20 * time.Second
+	// importChunk is small on purpose: ImportSnipes binds $N parameters,
+	// and modernc.org/sqlite looks each name up linearly, so a 500-row
+	// statement costs O(rows²); 25-row calls import ~5× faster.
+	importChunk = 25
+)
+
+type config struct {
+	cases    map[string]bool
+	stored   int
+	rate     int
+	duration time.Duration
+	burst    int
+	latency  time.Duration
+	lead     time.Duration
+	dir      string
+	sniped   string
+}
+
+func main() {
+	var c config
+	var cases string
+	flag.StringVar(&cases, "case", "all", "comma-separated cases: steady, burst, rss, coldstart, or all")
+	flag.IntVar(&c.stored, "stored", defaultStored, "snipes stored in the database")
+	flag.IntVar(&c.rate, "rate", defaultRate, "steady case: snipes due per second")
+	flag.DurationVar(&c.duration, "duration", defaultDuration, "steady case: how long the rate lasts")
+	flag.IntVar(&c.burst, "burst", defaultBurst, "burst case: snipes due at the same instant")
+	flag.DurationVar(&c.latency, "latency", defaultLatency, "marketplace latency of every call")
+	flag.DurationVar(&c.lead, "lead", defaultLead, "time from the sniper's start to the first due snipe")
+	flag.StringVar(&c.dir, "dir", "", "data folder (default: a new temporary one, removed afterwards)")
+	flag.StringVar(&c.sniped, "sniped", "", "coldstart: sniped binary (default: go build ./cmd/sniped)")
+	flag.Parse()
+	c.cases = map[string]bool{}
+	for _, k := range strings.Split(cases, ",") {
+		if k == "all" {
+			k = "steady,burst,rss,coldstart"
+		}
+		for _, kk := range strings.Split(k, ",") {
+			c.cases[strings.TrimSpace(kk)] = true
+		}
+	}
+	if err := run(c); err != nil {
+		fmt.Fprintln(os.Stderr, "snipebench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(c config) error {
+	if c.dir == "" {
+		d, err := os.MkdirTemp("", "snipebench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		c.dir = d
+	}
+	fmt.Printf("snipebench: %d stored, %d/s for %v, burst %d, latency %v, GOMAXPROCS %d, %s\n",
+		c.stored, c.rate, c.duration, c.burst, c.latency, runtime.GOMAXPROCS(0), runtime.Version())
+	if c.cases["steady"] || c.cases["burst"] || c.cases["rss"] {
+		if err := runSniper(c); err != nil {
+			return err
+		}
+	} else if c.cases["coldstart"] {
+		if err := prepare(c, nil, time.Time{}); err != nil {
+			return err
+		}
+	}
+	if c.cases["coldstart"] {
+		return coldStart(c)
+	}
+	return nil
+}
+
+// plan is what the database holds: which snipes fire during the run.
+type plan struct {
+	target  map[int64]time.Time // item → FireAt, for snipes due in the run
+	steady  map[int64]bool
+	burst   map[int64]bool
+	burstAt time.Time
+	end     time.Time // after every measured snipe was due
+}
+
+// prepare fills DATA/sniped.db with c.stored snipes: the measured ones
+// (listed in the market mk when not nil) and the rest far in the future.
+func prepare(c config, mk *markettest.Market, t0 time.Time) error {
+	_, err := prepareWith(c, mk, t0)
+	return err
+}
+
+func prepareWith(c config, mk *markettest.Market, t0 time.Time) (*plan, error) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(c.dir, "sniped.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	acct, err := st.CreateAccount(ctx, "bench", store.TierPaid, []byte("not-a-key-hash-0123456789abcdef"), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{target: map[int64]time.Time{}, steady: map[int64]bool{}, burst: map[int64]bool{}}
+	nSteady, nBurst := 0, 0
+	if c.cases["steady"] {
+		nSteady = int(float64(c.rate) * c.duration.Seconds())
+	}
+	if c.cases["burst"] {
+		nBurst = c.burst
+	}
+	nBackground := max(0, c.stored-nSteady-nBurst)
+	start := time.Now().Truncate(time.Millisecond)
+	var batch []store.Snipe
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := st.ImportSnipes(ctx, batch)
+		batch = batch[:0]
+		return err
+	}
+	add := func(no int64, delay int, fire time.Time) error {
+		end := fire.Add(time.Duration(delay) * time.Second)
+		it := store.ItemSnapshot{Title: fmt.Sprintf("Bench item %d", no), Currency: "USD", CurrentPrice: 100, Start: start, End: end}
+		if p.steady[no] || p.burst[no] {
+			p.target[no] = fire
+			if mk != nil {
+				it.Start = mk.AddNumbered(no, markettest.ItemSpec{Title: it.Title, StartPrice: 100, EndAt: end}).Start
+			}
+		}
+		batch = append(batch, store.Snipe{AccountID: acct.ID, ItemNo: no, Bid: money.Amount(500), Delay: delay, Enabled: true, Item: it, CreatedAt: start, UpdatedAt: start})
+		if len(batch) == importChunk {
+			return flush()
+		}
+		return nil
+	}
+	began := time.Now()
+	// The bulk, due in 2 h to 30 days, in fire-time order (index-friendly).
+	spread := 30 * 24 * time.Hour / time.Duration(max(1, nBackground))
+	for i := range nBackground {
+		fire := start.Add(2*time.Hour + time.Duration(i)*spread).Truncate(time.Millisecond)
+		if err := add(int64(2_000_000_000+i), 1+i%15, fire); err != nil {
+			return nil, err
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	// The measured snipes, timed from now so that import time does not
+	// eat into the lead.
+	if t0.IsZero() {
+		t0 = time.Now().Add(c.lead)
+	}
+	p.burstAt = t0.Add(c.duration + 15*time.Second).Truncate(time.Second)
+	p.end = p.burstAt
+	if nBurst == 0 {
+		p.end = t0.Add(c.duration)
+	}
+	for i := range nSteady + nBurst {
+		no := int64(1_000_000_000 + i)
+		fire := p.burstAt
+		if i < nSteady {
+			fire = t0.Add(time.Duration(i) * time.Second / time.Duration(c.rate)).Truncate(time.Millisecond)
+			p.steady[no] = true
+		} else {
+			p.burst[no] = true
+		}
+		if err := add(no, 1+i%15, fire); err != nil {
+			return nil, err
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	fmt.Printf("prepare: imported %d snipes in %v\n", c.stored, time.Since(began).Round(time.Millisecond))
+	return p, nil
+}
+
+// recorder notes when each item's first bid call started.
+type recorder struct {
+	*markettest.Market
+	mu   sync.Mutex
+	sent map[int64]time.Time
+}
+
+func (r *recorder) PlaceBid(ctx context.Context, user string, itemNo int64, max money.Amount) (market.BidReceipt, error) {
+	now := time.Now()
+	r.mu.Lock()
+	if _, ok := r.sent[itemNo]; !ok {
+		r.sent[itemNo] = now
+	}
+	r.mu.Unlock()
+	return r.Market.PlaceBid(ctx, user, itemNo, max)
+}
+
+func runSniper(c config) error {
+	mk := markettest.New(clock.Real{})
+	p, err := prepareWith(c, mk, time.Time{})
+	if err != nil {
+		return err
+	}
+	mk.SetLatency(c.latency)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := sqlite.Open(ctx, filepath.Join(c.dir, "sniped.db"))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rec := &recorder{Market: mk, sent: map[int64]time.Time{}}
+	reg := prometheus.NewRegistry()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s := sniper.New(sniper.Config{Store: st, Market: rec, Clock: clock.Real{}, Logger: log, Registerer: reg})
+	done := make(chan error, 1)
+	started := time.Now()
+	go func() { done <- s.Run(ctx) }()
+	fmt.Printf("sniper: started; last measured snipe due in %v\n", time.Until(p.end).Round(time.Millisecond))
+
+	// Wait until every measured snipe was due, plus room to send.
+	time.Sleep(time.Until(p.end.Add(3 * time.Second)))
+	var steady, burst []time.Duration
+	missing := 0
+	rec.mu.Lock()
+	for no, target := range p.target {
+		at, ok := rec.sent[no]
+		if !ok {
+			missing++
+			continue
+		}
+		if p.burst[no] {
+			burst = append(burst, at.Sub(target))
+		} else {
+			steady = append(steady, at.Sub(target))
+		}
+	}
+	rec.mu.Unlock()
+	if c.cases["steady"] {
+		report("steady", steady, len(p.steady))
+	}
+	if c.cases["burst"] {
+		report("burst", burst, len(p.burst))
+	}
+	if missing > 0 {
+		fmt.Printf("WARNING: %d measured snipes were not sent\n", missing)
+	}
+	if c.cases["rss"] {
+		runtime.GC()
+		debug.FreeOSMemory()
+		rss, hwm := procRSS(os.Getpid())
+		fmt.Printf("rss: bench process (store + sniper + market, %d stored): VmRSS %d MB, VmHWM %d MB (the peak includes building the import batches)\n", c.stored, rss>>10, hwm>>10)
+	}
+	_ = started
+	cancel()
+	return <-done
+}
+
+// report prints p50/p99/max of lateness.
+func report(name string, d []time.Duration, want int) {
+	if len(d) == 0 {
+		fmt.Printf("%s: no snipes sent (want %d)\n", name, want)
+		return
+	}
+	slices.Sort(d)
+	q := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	fmt.Printf("%s: sent %d/%d; lateness p50 %v, p99 %v, max %v\n", name, len(d), want,
+		q(0.50).Round(10*time.Microsecond), q(0.99).Round(10*time.Microsecond), d[len(d)-1].Round(10*time.Microsecond))
+}
+
+// procRSS returns VmRSS and VmHWM of a process in kB.
+func procRSS(pid int) (rss, hwm int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var v int64
+		if _, err := fmt.Sscanf(line, "VmRSS: %d kB", &v); err == nil {
+			rss = v
+		}
+		if _, err := fmt.Sscanf(line, "VmHWM: %d kB", &v); err == nil {
+			hwm = v
+		}
+	}
+	return rss, hwm
+}
+
+// coldStart execs the real `sniped serve` on the prepared data folder and
+// times it to /healthz ready, twice: the first start also generates the
+// simulator catalogue; the second is a plain restart.
+func coldStart(c config) error {
+	bin := c.sniped
+	if bin == "" {
+		bin = filepath.Join(c.dir, "sniped")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/sniped")
+		build.Stdout, build.Stderr = os.Stdout, os.Stderr
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("build sniped (run from the repository root or pass -sniped): %w", err)
+		}
+	}
+	for _, label := range []string{"first start", "restart"} {
+		if err := startOnce(bin, c, label); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func startOnce(bin string, c config, label string) error {
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "serve", "--data", c.dir, "--addr", addr, "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	url := "http://" + addr + "/healthz"
+	cl := &http.Client{Timeout: time.Second}
+	deadline := began.Add(2 * time.Minute)
+	for {
+		resp, err := cl.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			return errors.New("sniped did not become ready within 2 minutes")
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	ready := time.Since(began)
+	time.Sleep(5 * time.Second) // let the sniper load its horizon
+	rss, hwm := procRSS(cmd.Process.Pid)
+	fmt.Printf("coldstart (%s, %d stored): /healthz ready after %v; sniped serve VmRSS %d MB, VmHWM %d MB 5 s later\n",
+		label, c.stored, ready.Round(time.Millisecond), rss>>10, hwm>>10)
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
