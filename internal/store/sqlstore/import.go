@@ -14,6 +14,10 @@ import (
 // of that account; ID, GroupName and FireAt are ignored (FireAt is derived
 // from Item.End and Delay as everywhere else). An empty State means
 // scheduled. A duplicate (account, item) fails the whole import.
+//
+// One row per statement is deliberate: with $N placeholders, SQLite looks
+// each parameter's name up linearly, so multi-row VALUES lists get slower
+// per row as they grow (measured: 10 rows per INSERT is already slower).
 func (s *Store) ImportSnipes(ctx context.Context, snipes []store.Snipe) error {
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, insertSnipe)
