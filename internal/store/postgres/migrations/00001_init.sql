@@ -1,0 +1,67 @@
+-- +goose Up
+-- Same tables as the SQLite schema: BIGINT for every number (times are Unix
+-- milliseconds), INTEGER 0/1 for booleans, so one set of queries fits both.
+CREATE TABLE accounts (
+    id         BIGSERIAL PRIMARY KEY,
+    name       TEXT   NOT NULL UNIQUE,
+    tier       TEXT   NOT NULL,
+    key_hash   BYTEA  NOT NULL UNIQUE,
+    created_ms BIGINT NOT NULL
+);
+
+CREATE TABLE bid_groups (
+    id         BIGSERIAL PRIMARY KEY,
+    account_id BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    name       TEXT   NOT NULL,
+    UNIQUE (account_id, name)
+);
+
+CREATE TABLE snipes (
+    id               BIGSERIAL PRIMARY KEY,
+    account_id       BIGINT  NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    item_no          BIGINT  NOT NULL,
+    bid_cents        BIGINT  NOT NULL DEFAULT 0,
+    delay_s          BIGINT  NOT NULL DEFAULT 7,
+    enabled          INTEGER NOT NULL DEFAULT 1,
+    forced           INTEGER NOT NULL DEFAULT 0,
+    group_id         BIGINT  REFERENCES bid_groups (id) ON DELETE SET NULL,
+    state            TEXT    NOT NULL DEFAULT 'scheduled',
+    outcome          BIGINT  NOT NULL DEFAULT 0,
+    outcome_detail   TEXT    NOT NULL DEFAULT '',
+    fire_at_ms       BIGINT  NOT NULL,
+    placed_at_ms     BIGINT  NOT NULL DEFAULT 0,
+    item_title       TEXT    NOT NULL DEFAULT '',
+    item_currency    TEXT    NOT NULL DEFAULT '',
+    item_price_cents BIGINT  NOT NULL DEFAULT 0,
+    item_bids        BIGINT  NOT NULL DEFAULT 0,
+    item_gallery_url TEXT    NOT NULL DEFAULT '',
+    item_start_ms    BIGINT  NOT NULL DEFAULT 0,
+    item_end_ms      BIGINT  NOT NULL,
+    item_ended       INTEGER NOT NULL DEFAULT 0,
+    created_ms       BIGINT  NOT NULL,
+    updated_ms       BIGINT  NOT NULL,
+    UNIQUE (account_id, item_no)
+);
+
+-- The sniper's scan for due snipes.
+CREATE INDEX snipes_state_fire_at ON snipes (state, fire_at_ms);
+-- getUserItems ordered by end time.
+CREATE INDEX snipes_account_end ON snipes (account_id, item_end_ms);
+-- Bid Group members.
+CREATE INDEX snipes_account_group ON snipes (account_id, group_id);
+-- ON DELETE SET NULL from bid_groups looks snipes up by group.
+CREATE INDEX snipes_group ON snipes (group_id);
+
+CREATE TABLE searches (
+    id         BIGSERIAL PRIMARY KEY,
+    account_id BIGINT NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+    query      TEXT   NOT NULL,
+    created_ms BIGINT NOT NULL,
+    UNIQUE (account_id, query)
+);
+
+-- +goose Down
+DROP TABLE searches;
+DROP TABLE snipes;
+DROP TABLE bid_groups;
+DROP TABLE accounts;

@@ -1,0 +1,69 @@
+// Package postgres is store.Store on PostgreSQL through pgx's database/sql
+// driver, with the queries of package sqlstore and goose migrations run on
+// open. It is for operators who already run PostgreSQL; the embedded SQLite
+// store remains the default.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
+	"github.com/pressly/goose/v3"
+
+	"github.com/sniped/sniped/internal/store"
+	"github.com/sniped/sniped/internal/store/sqlstore"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// maxConns bounds the pool; PostgreSQL's default max_connections is 100
+// and every sniped process shares it.
+const maxConns = 16
+
+// Store is store.Store on PostgreSQL.
+type Store struct {
+	*sqlstore.Store
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open connects with a pgx DSN (URL or key=value form) and migrates the
+// database (in the DSN's search_path schema) to the latest schema.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	db.SetMaxOpenConns(maxConns)
+	db.SetMaxIdleConns(maxConns)
+	if err := db.PingContext(ctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("postgres: connect: %w", err)
+	}
+	if err := migrate(ctx, db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	// PostgreSQL handles concurrent writers itself: one pool for both.
+	return &Store{sqlstore.New(db, db)}, nil
+}
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
