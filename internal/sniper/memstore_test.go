@@ -19,6 +19,7 @@ type memStore struct {
 	mu       sync.Mutex
 	accounts []store.Account
 	snipes   map[int64]*store.Snipe
+	byItem   map[[2]int64]int64 // (account, item) → snipe ID
 	groups   map[string]int64 // "account/name" -> id
 	next     int64
 	// transitions counts Transition calls per target state, for tests.
@@ -28,7 +29,7 @@ type memStore struct {
 }
 
 func newMemStore() *memStore {
-	return &memStore{snipes: map[int64]*store.Snipe{}, groups: map[string]int64{}, transitions: map[store.State]int{}, recorded: map[outcome.Code]int{}}
+	return &memStore{snipes: map[int64]*store.Snipe{}, byItem: map[[2]int64]int64{}, groups: map[string]int64{}, transitions: map[store.State]int{}, recorded: map[outcome.Code]int{}}
 }
 
 func (m *memStore) Close() error { return nil }
@@ -70,12 +71,7 @@ func (m *memStore) AddSearch(context.Context, int64, string, time.Time) (store.S
 }
 
 func (m *memStore) find(accountID, itemNo int64) *store.Snipe {
-	for _, s := range m.snipes {
-		if s.AccountID == accountID && s.ItemNo == itemNo {
-			return s
-		}
-	}
-	return nil
+	return m.snipes[m.byItem[[2]int64{accountID, itemNo}]]
 }
 
 func (m *memStore) UpsertSnipe(_ context.Context, accountID, itemNo int64, ch store.SnipeChange, now time.Time) (store.Snipe, bool, error) {
@@ -87,6 +83,7 @@ func (m *memStore) UpsertSnipe(_ context.Context, accountID, itemNo int64, ch st
 		m.next++
 		s = &store.Snipe{ID: m.next, AccountID: accountID, ItemNo: itemNo, Delay: store.DefaultDelay, Enabled: true, State: store.StateScheduled, CreatedAt: now}
 		m.snipes[s.ID] = s
+		m.byItem[[2]int64{accountID, itemNo}] = s.ID
 	} else if s.State == store.StateFiring || s.State == store.StatePlaced {
 		return store.Snipe{}, false, fmt.Errorf("snipe %d: the bid has been sent: %w", itemNo, store.ErrConflict)
 	}
@@ -143,6 +140,7 @@ func (m *memStore) DeleteSnipe(_ context.Context, accountID, itemNo int64) error
 		return store.ErrConflict
 	}
 	delete(m.snipes, s.ID)
+	delete(m.byItem, [2]int64{accountID, itemNo})
 	return nil
 }
 
