@@ -8,11 +8,14 @@ import (
 	"context"
 	"database/sql"
 	"embed"
+	"errors"
 	"fmt"
+	"hash/crc64"
 	"io/fs"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 
 	"github.com/sniped/sniped/internal/store"
 	"github.com/sniped/sniped/internal/store/sqlstore"
@@ -24,6 +27,12 @@ var migrations embed.FS
 // maxConns bounds the pool; PostgreSQL's default max_connections is 100
 // and every sniped process shares it.
 const maxConns = 16
+
+// The migration lock is polled every lockPollSeconds, lockPolls times.
+const (
+	lockPollSeconds = 1
+	lockPolls       = 120
+)
 
 // Store is store.Store on PostgreSQL.
 type Store struct {
@@ -58,7 +67,24 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys, goose.WithDisableGlobalRegistry(true))
+	// A session advisory lock serialises instances migrating one schema at
+	// once; keyed by the schema so that different schemas (tests, tenants)
+	// never wait for each other.
+	var schema sql.NullString
+	if err := db.QueryRowContext(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return fmt.Errorf("current schema: %w", err)
+	}
+	if !schema.Valid {
+		return errors.New("no schema to create tables in: check the search_path")
+	}
+	locker, err := lock.NewPostgresSessionLocker(
+		lock.WithLockID(int64(crc64.Checksum([]byte("sniped migrations "+schema.String), crc64.MakeTable(crc64.ECMA))>>1)),
+		lock.WithLockTimeout(lockPollSeconds, lockPolls))
+	if err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys,
+		goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -62,9 +63,10 @@ func withSearchPath(t *testing.T, dsn, schema string) string {
 	return dsn + " search_path=" + schema
 }
 
-// newStore opens a store in a fresh schema, dropped when the test ends,
-// so parallel tests never see each other's rows.
-func newStore(t *testing.T, admin *sql.DB, dsn string) *postgres.Store {
+// freshSchema creates an empty schema, dropped when the test ends, and
+// returns dsn with its search_path pointing there, so parallel tests never
+// see each other's rows.
+func freshSchema(t *testing.T, admin *sql.DB, dsn string) string {
 	t.Helper()
 	b := make([]byte, 8)
 	rand.Read(b)
@@ -77,7 +79,13 @@ func newStore(t *testing.T, admin *sql.DB, dsn string) *postgres.Store {
 			t.Errorf("DROP SCHEMA = %v", err)
 		}
 	})
-	s, err := postgres.Open(t.Context(), withSearchPath(t, dsn, schema))
+	return withSearchPath(t, dsn, schema)
+}
+
+// newStore opens a store in a fresh schema.
+func newStore(t *testing.T, admin *sql.DB, dsn string) *postgres.Store {
+	t.Helper()
+	s, err := postgres.Open(t.Context(), freshSchema(t, admin, dsn))
 	if err != nil {
 		t.Fatalf("Open() = %v", err)
 	}
@@ -85,11 +93,13 @@ func newStore(t *testing.T, admin *sql.DB, dsn string) *postgres.Store {
 }
 
 func TestContract(t *testing.T) {
+	t.Parallel()
 	admin, dsn := adminDB(t)
 	storetest.Run(t, func(t *testing.T) store.Store { return newStore(t, admin, dsn) })
 }
 
 func TestImportSnipes(t *testing.T) {
+	t.Parallel()
 	admin, dsn := adminDB(t)
 	s := newStore(t, admin, dsn)
 	t.Cleanup(func() { s.Close() })
@@ -113,5 +123,34 @@ func TestImportSnipes(t *testing.T) {
 	}
 	if want := now.Add(time.Hour - 7*time.Second); !due[0].FireAt.Equal(want) {
 		t.Errorf("first FireAt = %v, want %v", due[0].FireAt, want)
+	}
+}
+
+// TestConcurrentFirstOpen: instances starting together on an empty schema
+// all migrate it successfully (goose's advisory lock serialises them).
+func TestConcurrentFirstOpen(t *testing.T) {
+	t.Parallel()
+	admin, dsn := adminDB(t)
+	schemaDSN := freshSchema(t, admin, dsn)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			s, err := postgres.Open(t.Context(), schemaDSN)
+			if err != nil {
+				t.Errorf("Open = %v", err)
+				return
+			}
+			s.Close()
+		})
+	}
+	wg.Wait()
+}
+
+func TestOpenWithoutSchema(t *testing.T) {
+	t.Parallel()
+	_, dsn := adminDB(t)
+	if s, err := postgres.Open(t.Context(), withSearchPath(t, dsn, "sniped_no_such_schema")); err == nil {
+		s.Close()
+		t.Errorf("Open(search_path of a missing schema) = nil error, want one")
 	}
 }

@@ -84,8 +84,21 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
+	// goose has no lock for SQLite: two processes opening a fresh file at
+	// once may both see version 0, and the loser's CREATE TABLE fails once
+	// the winner's migration has committed. Each migration commits with its
+	// version row, so trying again finds it applied.
+	for attempt := 1; ; attempt++ {
+		_, err := p.Up(ctx)
+		if err == nil {
+			return nil
+		}
+		if attempt == migrateAttempts {
+			return fmt.Errorf("migrate: %w", err)
+		}
 	}
-	return nil
 }
+
+// migrateAttempts bounds the retries of a migration that raced another
+// process's.
+const migrateAttempts = 3

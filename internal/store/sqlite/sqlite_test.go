@@ -151,3 +151,24 @@ func importSet(accountID int64, n int, now time.Time) []store.Snipe {
 	}
 	return out
 }
+
+// TestConcurrentFirstOpen is `sniped serve` and `sniped account add`
+// starting together on a fresh data folder: both migrate, both succeed.
+func TestConcurrentFirstOpen(t *testing.T) {
+	t.Parallel()
+	for round := range 3 {
+		path := filepath.Join(t.TempDir(), "sniped.db")
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() {
+				s, err := sqlite.Open(t.Context(), path)
+				if err != nil {
+					t.Errorf("round %d: Open = %v", round, err)
+					return
+				}
+				s.Close()
+			})
+		}
+		wg.Wait()
+	}
+}
