@@ -41,6 +41,7 @@ func listFixture(t *testing.T, b *bundle) {
 }
 
 var listTests = []test{
+	{"Property", testListProperty},
 	{"Filters", func(t *testing.T, b *bundle) {
 		listFixture(t, b)
 		tests := []struct {
