@@ -34,6 +34,7 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 		}
 	}()
 	onTime := s.clk.Now().Before(s.toLocal(fireAt))
+	ctx = highPriority(ctx)
 	err := s.st.Transition(ctx, id, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{})
 	if err != nil {
 		// ErrConflict/ErrNotFound: an edit, delete or pre-flight got there

@@ -20,7 +20,7 @@ type memStore struct {
 	accounts []store.Account
 	snipes   map[int64]*store.Snipe
 	byItem   map[[2]int64]int64 // (account, item) → snipe ID
-	groups   map[string]int64 // "account/name" -> id
+	groups   map[string]int64   // "account/name" -> id
 	next     int64
 	// transitions counts Transition calls per target state, for tests.
 	transitions map[store.State]int

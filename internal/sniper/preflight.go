@@ -16,14 +16,13 @@ import (
 // the shot. When the item can no longer be won with this bid, it settles
 // the snipe instead: the compare-and-set against the arm step decides
 // which one acts.
-func (s *Sniper) preflight(ctx context.Context, id int64, ver uint32) {
-	sn, err := s.st.SnipeByID(ctx, id)
-	if err != nil || !armed(sn) {
-		return
-	}
+func (s *Sniper) preflight(ctx context.Context, sn store.Snipe) {
+	id := sn.ID
 	it, err := s.mk.Item(ctx, sn.ItemNo)
 	if errors.Is(err, market.ErrNotFound) {
-		s.settleScheduled(ctx, sn, outcome.NotFound, "")
+		if sn, err := s.st.SnipeByID(ctx, id); err == nil && armable(sn) {
+			s.settleScheduled(ctx, sn, outcome.NotFound, "")
+		}
 		return
 	}
 	if err != nil {
@@ -37,9 +36,23 @@ func (s *Sniper) preflight(ctx context.Context, id int64, ver uint32) {
 			s.Changed(id) // FireAt moved with the end
 		}
 	}
+	if _, _, lost := cannotWin(sn, it); !lost {
+		return
+	}
+	// Decide on the stored snipe, not the loaded copy: an edit may have
+	// raised the bid since.
+	if sn, err = s.st.SnipeByID(ctx, id); err != nil || !armable(sn) {
+		return
+	}
 	if code, detail, lost := cannotWin(sn, it); lost {
 		s.settleScheduled(ctx, sn, code, detail)
 	}
+}
+
+// armable reports whether a snipe is scheduled to fire, whatever its stored
+// item says (pre-flight may just have marked the item ended).
+func armable(sn store.Snipe) bool {
+	return sn.State == store.StateScheduled && sn.Enabled && sn.Bid > 0
 }
 
 // cannotWin reports whether a fresh look at the item shows the snipe can

@@ -53,6 +53,9 @@ type tracked struct {
 	fireAt time.Time // marketplace clock
 	// busy is set while an arm/fire goroutine owns the snipe.
 	busy bool
+	// sn is the snipe as last loaded; pre-flight works from it so that it
+	// costs the store nothing unless the item changed.
+	sn store.Snipe
 }
 
 // schedule is the due queue: a min-heap of entries served by one goroutine
@@ -102,6 +105,9 @@ func (q *schedule) track(sn store.Snipe) {
 	defer q.mu.Unlock()
 	t := q.tracked[sn.ID]
 	if t != nil && (t.busy || t.fireAt.Equal(sn.FireAt)) {
+		if !t.busy {
+			t.sn = sn
+		}
 		return
 	}
 	if t == nil {
@@ -109,7 +115,7 @@ func (q *schedule) track(sn store.Snipe) {
 		q.tracked[sn.ID] = t
 	}
 	q.seq++
-	t.ver, t.fireAt = q.seq, sn.FireAt
+	t.ver, t.fireAt, t.sn = q.seq, sn.FireAt, sn
 	now := s.clk.Now()
 	target := s.toLocal(sn.FireAt)
 	// Arming writes to the store one snipe at a time. When many snipes
@@ -162,13 +168,16 @@ func (q *schedule) done(id int64, ver uint32) {
 	}
 }
 
-// current reports whether ver is still the live version of a tracked,
-// idle snipe.
-func (q *schedule) current(id int64, ver uint32) bool {
+// current returns the snipe of a tracked, idle snipe whose live version is
+// ver.
+func (q *schedule) current(id int64, ver uint32) (store.Snipe, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	t := q.tracked[id]
-	return t != nil && t.ver == ver && !t.busy
+	if t == nil || t.ver != ver || t.busy {
+		return store.Snipe{}, false
+	}
+	return t.sn, true
 }
 
 // inFlight reports whether a goroutine of this process is firing id.
@@ -261,8 +270,8 @@ func (q *schedule) dispatch(ctx context.Context, e entry) {
 		q.mu.Unlock()
 		s.spawn(ctx, func(ctx context.Context) { s.fire(ctx, e.id, e.ver, fireAt) })
 	case kindPreflight:
-		if q.current(e.id, e.ver) {
-			s.spawn(ctx, func(ctx context.Context) { s.preflight(ctx, e.id, e.ver) })
+		if sn, ok := q.current(e.id, e.ver); ok {
+			s.spawn(ctx, func(ctx context.Context) { s.preflight(ctx, sn) })
 		}
 	case kindSettle:
 		s.spawn(ctx, func(ctx context.Context) { s.settle(ctx, e.id) })
@@ -282,30 +291,38 @@ func (s *Sniper) loadLoop(ctx context.Context) {
 		case <-t.C():
 		}
 		wait := s.cfg.Refresh
-		full, err := s.load(ctx)
+		covered, err := s.load(ctx)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			s.log.Error("load scheduled snipes", "err", err)
 			wait = time.Second
-		case full:
+		case covered < s.cfg.Horizon:
 			// More is due within the horizon than one page holds: come
-			// back sooner, the page moves on as snipes fire.
-			wait = s.cfg.Refresh / 4
+			// back when half of what the page covers has passed.
+			wait = min(wait, max(covered/2, minReload))
 		}
 		t.Reset(wait)
 	}
 }
 
+// minReload bounds how often a crowded horizon is reloaded.
+const minReload = 250 * time.Millisecond
+
 // load reads the armed snipes due within the horizon into the schedule. It
-// reports whether the page was full.
-func (s *Sniper) load(ctx context.Context) (bool, error) {
-	sns, err := s.st.SnipesInState(ctx, store.StateScheduled, s.marketNow().Add(s.cfg.Horizon), s.cfg.LoadLimit)
+// returns how far ahead the load covers: the horizon, or less when the page
+// was full.
+func (s *Sniper) load(ctx context.Context) (time.Duration, error) {
+	now := s.marketNow()
+	sns, err := s.st.SnipesInState(ctx, store.StateScheduled, now.Add(s.cfg.Horizon), s.cfg.LoadLimit)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	for _, sn := range sns {
 		s.sched.track(sn)
 	}
-	s.sched.prune(s.marketNow().Add(-time.Minute))
-	return len(sns) == s.cfg.LoadLimit, nil
+	s.sched.prune(now.Add(-time.Minute))
+	if len(sns) == s.cfg.LoadLimit {
+		return sns[len(sns)-1].FireAt.Sub(now), nil
+	}
+	return s.cfg.Horizon, nil
 }

@@ -64,8 +64,10 @@ const (
 	// refreshed before the shot.
 	DefaultPreflightFar  = time.Minute
 	DefaultPreflightNear = 5 * time.Second
-	// DefaultLoadLimit is the page size of store scans.
-	DefaultLoadLimit = 50000
+	// DefaultLoadLimit is the page size of store scans. The horizon is
+	// re-read on every refresh (SnipesInState has no cursor), so a crowded
+	// horizon is loaded in pages of this size, more often.
+	DefaultLoadLimit = 10000
 )
 
 // Config wires a Sniper to its store, marketplace, clock and metrics. The
@@ -156,7 +158,7 @@ func New(cfg Config) *Sniper {
 	met := newMetrics(cfg.Registerer)
 	s := &Sniper{
 		cfg:        cfg,
-		st:         cfg.Store,
+		st:         &gatedStore{Store: cfg.Store, g: &gate{}},
 		mk:         instrument(cfg.Market, met, cfg.Clock),
 		clk:        cfg.Clock,
 		log:        cfg.Logger,
