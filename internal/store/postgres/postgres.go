@@ -34,6 +34,10 @@ const (
 	lockPolls       = 120
 )
 
+// importBatch rows per INSERT keep ImportSnipes off the per-row round trip
+// (500 × 22 parameters stays under PostgreSQL's 65535).
+const importBatch = 500
+
 // Store is store.Store on PostgreSQL.
 type Store struct {
 	*sqlstore.Store
@@ -59,7 +63,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	// PostgreSQL handles concurrent writers itself: one pool for both.
-	return &Store{sqlstore.New(db, db)}, nil
+	return &Store{sqlstore.New(db, db, sqlstore.Options{ImportBatch: importBatch})}, nil
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

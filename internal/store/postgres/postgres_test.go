@@ -109,7 +109,7 @@ func TestImportSnipes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snipes := make([]store.Snipe, 50)
+	snipes := make([]store.Snipe, 1234) // two full batches and a partial one
 	for i := range snipes {
 		snipes[i] = store.Snipe{AccountID: a.ID, ItemNo: int64(i + 1), Bid: 500, Delay: 7, Enabled: true,
 			Item: store.ItemSnapshot{End: now.Add(time.Hour + time.Duration(i)*time.Second)}, CreatedAt: now, UpdatedAt: now}

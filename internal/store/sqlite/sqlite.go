@@ -72,7 +72,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
 	r.SetConnMaxIdleTime(0)
-	return &Store{sqlstore.New(w, r)}, nil
+	return &Store{sqlstore.New(w, r, sqlstore.Options{})}, nil
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {

@@ -21,12 +21,24 @@ import (
 // SQLite passes a one-connection writer pool so that in-process writers
 // queue in Go instead of sleeping in SQLite's busy handler.
 type Store struct {
-	w *sql.DB
-	r *sql.DB
+	w           *sql.DB
+	r           *sql.DB
+	importBatch int
+}
+
+// Options tune a Store to its engine.
+type Options struct {
+	// ImportBatch is how many rows one INSERT of ImportSnipes carries
+	// (default 1). Multi-row statements save a round trip per row on a
+	// networked server, but SQLite looks $N parameters up linearly, so there
+	// they get slower per row as they grow.
+	ImportBatch int
 }
 
 // New returns a Store that writes through w and reads through r.
-func New(w, r *sql.DB) *Store { return &Store{w: w, r: r} }
+func New(w, r *sql.DB, o Options) *Store {
+	return &Store{w: w, r: r, importBatch: max(1, o.ImportBatch)}
+}
 
 // Close closes both pools.
 func (s *Store) Close() error {
