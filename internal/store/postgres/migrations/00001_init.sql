@@ -45,10 +45,10 @@ CREATE TABLE snipes (
 
 -- The sniper's scan for due snipes.
 CREATE INDEX snipes_state_fire_at ON snipes (state, fire_at_ms);
--- getUserItems ordered by end time.
-CREATE INDEX snipes_account_end ON snipes (account_id, item_end_ms);
--- Bid Group members.
-CREATE INDEX snipes_account_group ON snipes (account_id, group_id);
+-- getUserItems ordered by end time, item_no breaking ties.
+CREATE INDEX snipes_account_end ON snipes (account_id, item_end_ms, item_no);
+-- Bid Group members, in firing order.
+CREATE INDEX snipes_account_group ON snipes (account_id, group_id, item_end_ms, item_no);
 -- ON DELETE SET NULL from bid_groups looks snipes up by group.
 CREATE INDEX snipes_group ON snipes (group_id);
 
