@@ -91,6 +91,7 @@ func (s *Sim) CreateItem(ctx context.Context, n NewItem) (int64, time.Time, erro
 		ShippingType:  "Flat",
 		ShippingCost:  499,
 		StartPrice:    n.StartPrice,
+		Scripted:      true,
 		Reserve:       n.Reserve,
 		BINPrice:      n.BINPrice,
 		StartMs:       now.UnixMilli(),

@@ -27,6 +27,9 @@ type listing struct {
 	BINPrice      money.Amount // 0: none
 	StartMs       int64
 	EndMs         int64
+	// Scripted marks an item made with CreateItem (/sim/createItem): the
+	// user's scenario, which background rivals leave alone.
+	Scripted bool
 }
 
 // bidRecord is one bid as the marketplace received it, accepted or not.

@@ -39,7 +39,8 @@ var migrations = []string{
 		end_reason     TEXT NOT NULL DEFAULT '',
 		ended_ms       INTEGER NOT NULL DEFAULT 0,
 		bin_buyer      TEXT NOT NULL DEFAULT '',
-		removed        INTEGER NOT NULL DEFAULT 0
+		removed        INTEGER NOT NULL DEFAULT 0,
+		scripted       INTEGER NOT NULL DEFAULT 0
 	);
 	CREATE TABLE bids (
 		id       INTEGER PRIMARY KEY,
@@ -123,7 +124,7 @@ func (s *Sim) load(ctx context.Context) (bool, error) {
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT item_no, title, category, currency, country, seller,
 		seller_score, seller_percent, shipping_type, shipping_cost, start_price, reserve, bin_price,
-		start_ms, end_ms, end_reason, ended_ms, bin_buyer, removed FROM items ORDER BY item_no`)
+		start_ms, end_ms, end_reason, ended_ms, bin_buyer, removed, scripted FROM items ORDER BY item_no`)
 	if err != nil {
 		return false, fmt.Errorf("sim: load items: %w", err)
 	}
@@ -139,7 +140,7 @@ func (s *Sim) load(ctx context.Context) (bool, error) {
 		)
 		if err := rows.Scan(&ls.ItemNo, &ls.Title, &ls.Category, &ls.Currency, &ls.Country, &ls.Seller,
 			&ls.SellerScore, &ls.SellerPercent, &ls.ShippingType, &shipCost, &start, &reserve, &binPri,
-			&ls.StartMs, &ls.EndMs, &reason, &endedMs, &buyer, &removed); err != nil {
+			&ls.StartMs, &ls.EndMs, &reason, &endedMs, &buyer, &removed, &ls.Scripted); err != nil {
 			rows.Close()
 			return false, fmt.Errorf("sim: load items: %w", err)
 		}
@@ -223,12 +224,12 @@ type execer interface {
 
 const insertItemSQL = `INSERT INTO items (item_no, title, category, currency, country, seller,
 	seller_score, seller_percent, shipping_type, shipping_cost, start_price, reserve, bin_price,
-	start_ms, end_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	start_ms, end_ms, scripted) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 func insertListing(ctx context.Context, db execer, l *listing) error {
 	_, err := db.ExecContext(ctx, insertItemSQL, l.ItemNo, l.Title, l.Category, l.Currency, l.Country, l.Seller,
 		l.SellerScore, l.SellerPercent, l.ShippingType, int64(l.ShippingCost), int64(l.StartPrice),
-		int64(l.Reserve), int64(l.BINPrice), l.StartMs, l.EndMs)
+		int64(l.Reserve), int64(l.BINPrice), l.StartMs, l.EndMs, l.Scripted)
 	if err != nil {
 		return fmt.Errorf("sim: save item %d: %w", l.ItemNo, err)
 	}

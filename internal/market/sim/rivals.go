@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 
@@ -102,7 +103,8 @@ func (s *Sim) churn(ctx context.Context, r *rand.Rand, sellers []seller) error {
 // rivalTick places this tick's rival bids.
 func (s *Sim) rivalTick(ctx context.Context, r *rand.Rand, level rivalLevel, considered map[int64]int64) {
 	now := s.nowMs()
-	lots := s.snapshot()
+	// Scripted items are the user's scenario: only /sim/placeBid bids there.
+	lots := slices.DeleteFunc(s.snapshot(), func(l *lot) bool { return l.Scripted })
 	if len(lots) == 0 {
 		return
 	}

@@ -110,3 +110,48 @@ func TestRunBiddersOff(t *testing.T) {
 		}
 	})
 }
+
+// TestRivalsLeaveScriptedItemsAlone: items made with /sim/createItem are the
+// user's scenario, so even busy rivals never bid on them, and the flag
+// survives a restart.
+func TestRivalsLeaveScriptedItemsAlone(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		path := t.TempDir() + "/sim.db"
+		cfg := sim.Config{Path: path, Seed: 7, Items: 20, Bidders: sim.BiddersHigh, Clock: clock.Real{}}
+		s, err := sim.Open(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		no, _, err := s.CreateItem(t.Context(), sim.NewItem{Title: "My scenario", StartPrice: 1000, EndsIn: 10 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s, err = sim.Open(t.Context(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- s.Run(ctx) }()
+		time.Sleep(11 * time.Minute)
+		synctest.Wait()
+		cancel()
+		<-done
+
+		st, err := s.ItemState(t.Context(), no)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Bids) != 0 {
+			t.Errorf("scripted item got %d rival bids, want none: %+v", len(st.Bids), st.Bids)
+		}
+		if _, bids, _ := allBids(t, s, no-20); len(bids) == 0 {
+			t.Errorf("no rival bids on the catalogue at all; the test proves nothing")
+		}
+	})
+}
