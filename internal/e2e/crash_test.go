@@ -62,12 +62,22 @@ func TestCrashStorm(t *testing.T) {
 	type interval struct{ from, to time.Time }
 	var up []interval
 	ready := time.Now()
-	for range kills {
+	var missed string // due in the middle of the last, long outage
+	for k := range kills {
 		time.Sleep(time.Duration(1000+r.IntN(4000)) * time.Millisecond) // random moment; not a timing assertion
+		down := time.Duration(200+r.IntN(2000)) * time.Millisecond
+		if k == kills-1 {
+			_, body := s.Get("/sim/createItem", url.Values{"title": {"Due while down"}, "start_price": {"1.00"}, "ends_in": {"3.5"}})
+			missed = body["item_no"].(string)
+			if status, body := s.Get("/addBid", url.Values{"key": {key}, "item_no": {missed}, "bid": {"5.00"}, "delay": {"1"}}); status != http.StatusOK {
+				t.Fatalf("addBid = %d %v", status, body)
+			}
+			down = 6 * time.Second
+		}
 		killed := time.Now()
 		s.Kill()
 		up = append(up, interval{ready, killed})
-		time.Sleep(time.Duration(200+r.IntN(2000)) * time.Millisecond) // down for a while
+		time.Sleep(down) // down for a while
 		s = startServer(t, data)
 		ready = time.Now()
 	}
@@ -81,7 +91,16 @@ func TestCrashStorm(t *testing.T) {
 	}
 	time.Sleep(time.Until(last.Add(4 * time.Second))) // let every item end and settle
 
+	_, body := s.Get("/checkSnipeStatus", url.Values{"key": {key}, "item_no": {missed}})
+	if res, _ := body["bidResult"].(map[string]any); res["shorthand"] != "missed" {
+		t.Errorf("snipe due while the service was down: bidResult %v, want missed", res)
+	}
 	deadline := time.Now().Add(outcomeTimeout)
+	fired, required := 0, 0
+	outcomes := map[string]int{}
+	defer func() {
+		t.Logf("%d kills; %d snipes: %d fired (%d had to), outcomes %v", kills, len(all), fired, required, outcomes)
+	}()
 	for _, sn := range all {
 		_, info := s.Get("/sim/item", url.Values{"item_no": {sn.item}})
 		ours := 0
@@ -99,6 +118,12 @@ func TestCrashStorm(t *testing.T) {
 				mustFire = true
 			}
 		}
+		if ours > 0 {
+			fired++
+		}
+		if mustFire {
+			required++
+		}
 		if mustFire && ours != 1 {
 			t.Errorf("item %s: due at %v while the service was up; bids from us = %d, want 1", sn.item, sn.fire.Format("15:04:05.000"), ours)
 		}
@@ -107,6 +132,7 @@ func TestCrashStorm(t *testing.T) {
 			res, _ := body["bidResult"].(map[string]any)
 			code, _ := res["success"].(float64)
 			if code != 0 && code != 2 {
+				outcomes[fmt.Sprint(res["shorthand"])]++
 				if ours == 0 && (code == 1 || code == -1) {
 					t.Errorf("item %s: outcome %v but no bid of ours reached the marketplace", sn.item, res["shorthand"])
 				}
