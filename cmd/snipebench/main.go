@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -65,6 +66,7 @@ type config struct {
 	lead     time.Duration
 	dir      string
 	sniped   string
+	cpuprof  string
 }
 
 func main() {
@@ -79,6 +81,7 @@ func main() {
 	flag.DurationVar(&c.lead, "lead", defaultLead, "time from the sniper's start to the first due snipe")
 	flag.StringVar(&c.dir, "dir", "", "data folder (default: a new temporary one, removed afterwards)")
 	flag.StringVar(&c.sniped, "sniped", "", "coldstart: sniped binary (default: go build ./cmd/sniped)")
+	flag.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the measured run (after the import) to this file")
 	flag.Parse()
 	c.cases = map[string]bool{}
 	for _, k := range strings.Split(cases, ",") {
@@ -259,8 +262,18 @@ func runSniper(c config) error {
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s := sniper.New(sniper.Config{Store: st, Market: rec, Clock: clock.Real{}, Logger: log, Registerer: reg})
+	if c.cpuprof != "" {
+		f, err := os.Create(c.cpuprof)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	done := make(chan error, 1)
-	started := time.Now()
 	go func() { done <- s.Run(ctx) }()
 	fmt.Printf("sniper: started; last measured snipe due in %v\n", time.Until(p.end).Round(time.Millisecond))
 
@@ -297,7 +310,6 @@ func runSniper(c config) error {
 		rss, hwm := procRSS(os.Getpid())
 		fmt.Printf("rss: bench process (store + sniper + market, %d stored): VmRSS %d MB, VmHWM %d MB (the peak includes building the import batches)\n", c.stored, rss>>10, hwm>>10)
 	}
-	_ = started
 	cancel()
 	return <-done
 }

@@ -268,15 +268,15 @@ func (q *schedule) dispatch(ctx context.Context, e entry) {
 		t.busy = true
 		fireAt := t.fireAt
 		q.mu.Unlock()
-		s.spawn(ctx, func(ctx context.Context) { s.fire(ctx, e.id, e.ver, fireAt) })
+		s.spawn(ctx, s.sem, func(ctx context.Context) { s.fire(ctx, e.id, e.ver, fireAt) })
 	case kindPreflight:
 		if sn, ok := q.current(e.id, e.ver); ok {
-			s.spawn(ctx, func(ctx context.Context) { s.preflight(ctx, sn) })
+			s.spawn(ctx, s.bg, func(ctx context.Context) { s.preflight(ctx, sn) })
 		}
 	case kindSettle:
-		s.spawn(ctx, func(ctx context.Context) { s.settle(ctx, e.id) })
+		s.spawn(ctx, s.bg, func(ctx context.Context) { s.settle(ctx, e.id) })
 	case kindDisabled:
-		s.spawn(ctx, func(ctx context.Context) { s.settleDisabled(ctx, e.id) })
+		s.spawn(ctx, s.bg, func(ctx context.Context) { s.settleDisabled(ctx, e.id) })
 	}
 }
 

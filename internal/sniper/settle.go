@@ -141,7 +141,7 @@ func (s *Sniper) sweep(ctx context.Context) error {
 	}
 	for _, sn := range firing {
 		if !s.sched.inFlight(sn.ID) {
-			s.spawn(ctx, func(ctx context.Context) { s.resolveFiring(ctx, sn) })
+			s.spawn(ctx, s.bg, func(ctx context.Context) { s.resolveFiring(ctx, sn) })
 		}
 	}
 	return nil

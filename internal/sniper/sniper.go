@@ -137,8 +137,12 @@ type Sniper struct {
 	offset atomic.Int64 // marketplace minus local clock, nanoseconds
 
 	sched *schedule
-	sem   chan struct{}
-	wg    sync.WaitGroup
+	// sem bounds the goroutines arming and sending shots; bg bounds the
+	// background ones (pre-flight, settlement), so that a backlog of
+	// settlements can never keep a shot from starting.
+	sem chan struct{}
+	bg  chan struct{}
+	wg  sync.WaitGroup
 
 	// changed holds IDs passed to Changed until the scheduler handles them.
 	changedMu  sync.Mutex
@@ -164,6 +168,7 @@ func New(cfg Config) *Sniper {
 		log:        cfg.Logger,
 		met:        met,
 		sem:        make(chan struct{}, cfg.MaxInFlight),
+		bg:         make(chan struct{}, max(1, cfg.MaxInFlight/8)),
 		changedIDs: map[int64]struct{}{},
 		changedSig: make(chan struct{}, 1),
 		accounts:   map[int64]string{},
@@ -208,18 +213,18 @@ func (s *Sniper) goBackground(ctx context.Context, f func(context.Context)) {
 	}()
 }
 
-// spawn runs f on its own goroutine, bounded by MaxInFlight. It waits for a
-// slot only when the limit is reached.
-func (s *Sniper) spawn(ctx context.Context, f func(context.Context)) {
+// spawn runs f on its own goroutine, bounded by the slots of sem (s.sem
+// or s.bg). It waits for a slot only when the limit is reached.
+func (s *Sniper) spawn(ctx context.Context, sem chan struct{}, f func(context.Context)) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		select {
-		case s.sem <- struct{}{}:
+		case sem <- struct{}{}:
 		case <-ctx.Done():
 			return
 		}
-		defer func() { <-s.sem }()
+		defer func() { <-sem }()
 		f(ctx)
 	}()
 }
