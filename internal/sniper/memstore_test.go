@@ -144,8 +144,24 @@ func (m *memStore) DeleteSnipe(_ context.Context, accountID, itemNo int64) error
 	return nil
 }
 
-func (m *memStore) ListSnipes(context.Context, int64, store.ListQuery) ([]store.Snipe, int, error) {
-	return nil, 0, nil
+// ListSnipes supports what the sniper uses: completed, newest end first.
+func (m *memStore) ListSnipes(_ context.Context, accountID int64, q store.ListQuery) ([]store.Snipe, int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []store.Snipe
+	for _, s := range m.snipes {
+		ended := s.Item.Ended || !s.Item.End.After(q.Now)
+		if s.AccountID == accountID && q.Filter == store.FilterCompleted && ended && s.Item.End.After(q.Now.Add(-store.ArchiveAge)) &&
+			(q.ShowWon || s.Outcome != outcome.Won) {
+			out = append(out, *s)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.Snipe) int { return b.Item.End.Compare(a.Item.End) })
+	total := len(out)
+	if q.Limit > 0 && len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	return out, total, nil
 }
 
 func (m *memStore) GroupSnipes(_ context.Context, accountID, groupID int64) ([]store.Snipe, error) {

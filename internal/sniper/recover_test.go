@@ -76,3 +76,22 @@ func TestRecovery(t *testing.T) {
 		}
 	})
 }
+
+// TestDisabledAcrossRestart: a snipe disabled while sniped was down (so no
+// Changed reached the running sniper) is still settled as disabled within
+// a minute of its item's end.
+func TestDisabledAcrossRestart(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t)
+		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+		sn := b.add(no, 500, 3, snipeOpts{disabled: true})
+		b.cfg.Registerer = nil
+		b.sn = New(b.cfg) // a fresh process: the Changed above is lost
+		b.start()
+		sleepTill(sn.Item.End.Add(time.Minute))
+		if got := b.get(sn.ID); got.State != store.StateSettled || got.Outcome != outcome.Disabled {
+			t.Errorf("snipe = %s/%s a minute after the end, want settled/disabled", got.State, codeName(got.Outcome))
+		}
+	})
+}

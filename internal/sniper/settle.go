@@ -97,7 +97,7 @@ func (s *Sniper) settleDisabled(ctx context.Context, id int64) {
 		s.consider(sn)
 		return
 	}
-	if s.marketNow().Before(sn.Item.End) {
+	if !sn.Item.Ended && s.marketNow().Before(sn.Item.End) {
 		s.sched.disabledAt(id, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
 		return
 	}
@@ -111,7 +111,7 @@ func (s *Sniper) settleDisabled(ctx context.Context, id int64) {
 func (s *Sniper) sweepLoop(ctx context.Context) {
 	t := s.clk.NewTimer(s.cfg.Sweep)
 	defer t.Stop()
-	for {
+	for n := 0; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
@@ -120,8 +120,40 @@ func (s *Sniper) sweepLoop(ctx context.Context) {
 		if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("sweep", "err", err)
 		}
+		if n%2 == 0 {
+			if err := s.sweepDisabled(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("sweep disabled snipes", "err", err)
+			}
+		}
 		t.Reset(s.cfg.Sweep)
 	}
+}
+
+// disabledPage is how many recently ended snipes per account the disabled
+// sweep looks at.
+const disabledPage = 100
+
+// sweepDisabled settles disabled snipes whose items ended. The horizon scans
+// return armed snipes only, so a snipe disabled before a restart is found
+// here: each account's most recently ended snipes.
+func (s *Sniper) sweepDisabled(ctx context.Context) error {
+	accs, err := s.st.Accounts(ctx)
+	if err != nil {
+		return fmt.Errorf("accounts: %w", err)
+	}
+	now := s.marketNow()
+	for _, a := range accs {
+		page, _, err := s.st.ListSnipes(ctx, a.ID, store.ListQuery{Filter: store.FilterCompleted, OrderBy: "ends", Desc: true, Limit: disabledPage, Now: now})
+		if err != nil {
+			return fmt.Errorf("ended snipes of account %d: %w", a.ID, err)
+		}
+		for _, sn := range page {
+			if sn.State == store.StateScheduled && !sn.Enabled && sn.Bid > 0 && sn.Outcome == outcome.Pending {
+				s.sched.disabledAt(sn.ID, s.clk.Now())
+			}
+		}
+	}
+	return nil
 }
 
 func (s *Sniper) sweep(ctx context.Context) error {
