@@ -153,7 +153,8 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 		placedAt = s.marketNow()
 	}
 	if s.record(ctx, sn, []store.State{store.StateFiring}, store.StatePlaced, code, detail, placedAt) {
-		s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
+		sn.State, sn.Outcome, sn.OutcomeDetail, sn.PlacedAt = store.StatePlaced, code, detail, placedAt
+		s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), &sn)
 	}
 }
 

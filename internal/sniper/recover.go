@@ -55,7 +55,7 @@ func (s *Sniper) recover(ctx context.Context) error {
 		return fmt.Errorf("placed snipes: %w", err)
 	}
 	for _, sn := range placed {
-		s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
+		s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), nil)
 	}
 	if n := len(firing) + len(placed); n > 0 {
 		s.log.Info("recovered snipes", "firing", len(firing), "placed", len(placed))
@@ -83,7 +83,7 @@ func (s *Sniper) resolveFiring(ctx context.Context, sn store.Snipe) {
 			code = outcome.Outbid
 		}
 		if s.record(ctx, sn, []store.State{store.StateFiring}, store.StatePlaced, code, "The bid was confirmed at the marketplace after an interruption.", s.marketNow()) {
-			s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
+			s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), nil)
 		}
 	case !bs.Ended && s.marketNow().Add(s.cfg.RetryCutoff).Before(sn.Item.End):
 		// The bid never left and there is still time: fire it now.

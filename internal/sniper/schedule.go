@@ -66,7 +66,10 @@ type schedule struct {
 	mu       sync.Mutex
 	q        entryHeap
 	tracked  map[int64]*tracked
-	settling map[int64]bool
+	// settling holds the placed snipes with a settlement queued, with the
+	// snipe as placed when known (it cannot change while placed), which
+	// saves settlement a store read.
+	settling map[int64]*store.Snipe
 	disabled map[int64]bool
 	seq      uint32
 	wake     chan struct{}
@@ -79,7 +82,7 @@ func newSchedule(s *Sniper) *schedule {
 	return &schedule{
 		s:        s,
 		tracked:  map[int64]*tracked{},
-		settling: map[int64]bool{},
+		settling: map[int64]*store.Snipe{},
 		disabled: map[int64]bool{},
 		wake:     make(chan struct{}, 1),
 		density:  map[int64]int{},
@@ -188,23 +191,26 @@ func (q *schedule) inFlight(id int64) bool {
 	return t != nil && t.busy
 }
 
-// settleAt queues settlement of a placed snipe once.
-func (q *schedule) settleAt(id int64, at time.Time) {
+// settleAt queues settlement of a placed snipe once. sn is the placed
+// snipe, or nil to read it from the store when settling.
+func (q *schedule) settleAt(id int64, at time.Time, sn *store.Snipe) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.settling[id] {
+	if _, ok := q.settling[id]; ok {
 		return
 	}
-	q.settling[id] = true
+	q.settling[id] = sn
 	q.pushLocked(entry{at: at, id: id, kind: kindSettle})
 }
 
 // settleDone clears the settlement mark so that a later settleAt (a retry)
-// can queue it again.
-func (q *schedule) settleDone(id int64) {
+// can queue it again, and returns the snipe passed to settleAt.
+func (q *schedule) settleDone(id int64) *store.Snipe {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	sn := q.settling[id]
 	delete(q.settling, id)
+	return sn
 }
 
 // disabledAt queues the end-of-auction check of a disabled snipe once.

@@ -17,16 +17,21 @@ const settleRetry = 5 * time.Second
 
 // settle learns a placed snipe's result after its item ended and stores it.
 func (s *Sniper) settle(ctx context.Context, id int64) {
-	s.sched.settleDone(id)
-	retry := func() { s.sched.settleAt(id, s.clk.Now().Add(settleRetry)) }
-	sn, err := s.st.SnipeByID(ctx, id)
-	if errors.Is(err, store.ErrNotFound) || (err == nil && sn.State != store.StatePlaced) {
-		return
+	var sn store.Snipe
+	if p := s.sched.settleDone(id); p != nil {
+		sn = *p // as placed; the compare-and-set below checks it still is
+	} else {
+		var err error
+		sn, err = s.st.SnipeByID(ctx, id)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && sn.State != store.StatePlaced) {
+			return
+		}
+		if err != nil {
+			s.sched.settleAt(id, s.clk.Now().Add(settleRetry), nil)
+			return
+		}
 	}
-	if err != nil {
-		retry()
-		return
-	}
+	retry := func() { s.sched.settleAt(id, s.clk.Now().Add(settleRetry), &sn) }
 	user, err := s.userName(ctx, sn.AccountID)
 	if err != nil {
 		retry()
@@ -45,10 +50,11 @@ func (s *Sniper) settle(ctx context.Context, id int64) {
 		// stale. Refresh it and come back at the real end.
 		at := s.clk.Now().Add(settleRetry)
 		if it, err := s.mk.Item(ctx, sn.ItemNo); err == nil && !it.End.Equal(sn.Item.End) {
-			_ = s.st.UpdateItem(ctx, id, snapshotOf(sn.Item, it))
+			sn.Item = snapshotOf(sn.Item, it)
+			_ = s.st.UpdateItem(ctx, id, sn.Item)
 			at = s.toLocal(it.End).Add(s.cfg.SettleGrace)
 		}
-		s.sched.settleAt(id, at)
+		s.sched.settleAt(id, at, &sn)
 		return
 	}
 	code, detail := result(sn, bs)
@@ -164,7 +170,7 @@ func (s *Sniper) sweep(ctx context.Context) error {
 	}
 	for _, sn := range placed {
 		if now.After(sn.Item.End.Add(s.cfg.SettleGrace)) {
-			s.sched.settleAt(sn.ID, s.clk.Now())
+			s.sched.settleAt(sn.ID, s.clk.Now(), nil)
 		}
 	}
 	firing, err := s.st.SnipesInState(ctx, store.StateFiring, now.Add(-s.cfg.Sweep), s.cfg.LoadLimit)

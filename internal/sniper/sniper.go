@@ -279,7 +279,7 @@ func (s *Sniper) consider(sn store.Snipe) {
 	switch {
 	case sn.State != store.StateScheduled:
 		if sn.State == store.StatePlaced {
-			s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
+			s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), nil)
 		}
 		s.sched.forget(sn.ID)
 	case armed(sn):
