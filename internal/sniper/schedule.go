@@ -63,9 +63,9 @@ type tracked struct {
 type schedule struct {
 	s *Sniper
 
-	mu       sync.Mutex
-	q        entryHeap
-	tracked  map[int64]*tracked
+	mu      sync.Mutex
+	q       entryHeap
+	tracked map[int64]*tracked
 	// settling holds the placed snipes with a settlement queued, with the
 	// snipe as placed when known (it cannot change while placed), which
 	// saves settlement a store read.
