@@ -26,7 +26,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -227,20 +227,18 @@ func prepareWith(c config, mk *markettest.Market, t0 time.Time) (*plan, error) {
 	return p, nil
 }
 
-// recorder notes when each item's first bid call started.
+// recorder notes when each item's first bid call started. Its map is
+// filled before the run and only read during it, so recording takes no
+// lock that a burst's goroutines would queue on.
 type recorder struct {
 	*markettest.Market
-	mu   sync.Mutex
-	sent map[int64]time.Time
+	sent map[int64]*atomic.Int64 // item → unix nanoseconds of the first call
 }
 
 func (r *recorder) PlaceBid(ctx context.Context, user string, itemNo int64, max money.Amount) (market.BidReceipt, error) {
-	now := time.Now()
-	r.mu.Lock()
-	if _, ok := r.sent[itemNo]; !ok {
-		r.sent[itemNo] = now
+	if at := r.sent[itemNo]; at != nil {
+		at.CompareAndSwap(0, time.Now().UnixNano())
 	}
-	r.mu.Unlock()
 	return r.Market.PlaceBid(ctx, user, itemNo, max)
 }
 
@@ -258,7 +256,10 @@ func runSniper(c config) error {
 		return err
 	}
 	defer st.Close()
-	rec := &recorder{Market: mk, sent: map[int64]time.Time{}}
+	rec := &recorder{Market: mk, sent: map[int64]*atomic.Int64{}}
+	for no := range p.target {
+		rec.sent[no] = new(atomic.Int64)
+	}
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	s := sniper.New(sniper.Config{Store: st, Market: rec, Clock: clock.Real{}, Logger: log, Registerer: reg})
@@ -281,20 +282,19 @@ func runSniper(c config) error {
 	time.Sleep(time.Until(p.end.Add(3 * time.Second)))
 	var steady, burst []time.Duration
 	missing := 0
-	rec.mu.Lock()
 	for no, target := range p.target {
-		at, ok := rec.sent[no]
-		if !ok {
+		ns := rec.sent[no].Load()
+		if ns == 0 {
 			missing++
 			continue
 		}
+		at := time.Unix(0, ns)
 		if p.burst[no] {
 			burst = append(burst, at.Sub(target))
 		} else {
 			steady = append(steady, at.Sub(target))
 		}
 	}
-	rec.mu.Unlock()
 	if c.cases["steady"] {
 		report("steady", steady, len(p.steady))
 	}

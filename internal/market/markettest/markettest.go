@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
@@ -46,13 +47,16 @@ type Bid struct {
 type Market struct {
 	clk clock.Clock
 
+	// Per-call settings are atomics so that thousands of concurrent calls
+	// (the benchmark's bursts) do not queue on mu just to start.
+	latency atomic.Int64 // time.Duration
+	inject  atomic.Pointer[Injector]
+	calls   sync.Map // method → *atomic.Int64
+
 	mu       sync.Mutex
 	items    map[int64]*lot
 	next     int64
-	latency  time.Duration
 	offset   time.Duration
-	inject   Injector
-	calls    map[string]int
 	watch    map[string][]int64
 	onPlaced func(user string, itemNo int64, max money.Amount)
 }
@@ -70,15 +74,11 @@ type lot struct {
 
 // New returns an empty marketplace on clk.
 func New(clk clock.Clock) *Market {
-	return &Market{clk: clk, items: map[int64]*lot{}, next: 1000, calls: map[string]int{}, watch: map[string][]int64{}}
+	return &Market{clk: clk, items: map[int64]*lot{}, next: 1000, watch: map[string][]int64{}}
 }
 
 // SetLatency makes every call wait d before answering.
-func (m *Market) SetLatency(d time.Duration) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.latency = d
-}
+func (m *Market) SetLatency(d time.Duration) { m.latency.Store(int64(d)) }
 
 // SetOffset sets the marketplace clock to the local clock plus d.
 func (m *Market) SetOffset(d time.Duration) {
@@ -89,9 +89,11 @@ func (m *Market) SetOffset(d time.Duration) {
 
 // SetInjector installs (or with nil removes) failure injection.
 func (m *Market) SetInjector(f Injector) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.inject = f
+	if f == nil {
+		m.inject.Store(nil)
+		return
+	}
+	m.inject.Store(&f)
 }
 
 // OnPlaced registers a hook called (without locks held) after each accepted
@@ -104,9 +106,10 @@ func (m *Market) OnPlaced(f func(user string, itemNo int64, max money.Amount)) {
 
 // Calls returns how many times method was called.
 func (m *Market) Calls(method string) int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.calls[method]
+	if c, ok := m.calls.Load(method); ok {
+		return int(c.(*atomic.Int64).Load())
+	}
+	return 0
 }
 
 // ItemSpec describes a listing for Add.
@@ -296,15 +299,17 @@ func (m *Market) settleLocked(l *lot) {
 // enter counts a call, waits the request half of the latency and applies
 // injection. It returns the error to fail the call with.
 func (m *Market) enter(ctx context.Context, method, user string, itemNo int64) error {
-	m.mu.Lock()
-	m.calls[method]++
-	lat, inj := m.latency, m.inject
-	m.mu.Unlock()
+	c, ok := m.calls.Load(method)
+	if !ok {
+		c, _ = m.calls.LoadOrStore(method, new(atomic.Int64))
+	}
+	c.(*atomic.Int64).Add(1)
+	lat := time.Duration(m.latency.Load())
 	if err := m.wait(ctx, lat/2); err != nil {
 		return err
 	}
-	if inj != nil {
-		return inj(method, user, itemNo)
+	if inj := m.inject.Load(); inj != nil {
+		return (*inj)(method, user, itemNo)
 	}
 	return nil
 }
@@ -312,9 +317,7 @@ func (m *Market) enter(ctx context.Context, method, user string, itemNo int64) e
 // leave waits the response half of the latency, so that the marketplace
 // stamps its answers mid-way like a real round trip.
 func (m *Market) leave(ctx context.Context) {
-	m.mu.Lock()
-	lat := m.latency
-	m.mu.Unlock()
+	lat := time.Duration(m.latency.Load())
 	m.wait(ctx, lat-lat/2)
 }
 
