@@ -21,8 +21,8 @@ import (
 // SQLite passes a one-connection writer pool so that in-process writers
 // queue in Go instead of sleeping in SQLite's busy handler.
 type Store struct {
-	w           *sql.DB
-	r           *sql.DB
+	w           *pool
+	r           *pool
 	importBatch int
 }
 
@@ -37,14 +37,19 @@ type Options struct {
 
 // New returns a Store that writes through w and reads through r.
 func New(w, r *sql.DB, o Options) *Store {
-	return &Store{w: w, r: r, importBatch: max(1, o.ImportBatch)}
+	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch)}
+	s.r = s.w
+	if r != w {
+		s.r = newPool(r)
+	}
+	return s
 }
 
 // Close closes both pools.
 func (s *Store) Close() error {
-	err := s.w.Close()
+	err := s.w.close()
 	if s.r != s.w {
-		err = errors.Join(err, s.r.Close())
+		err = errors.Join(err, s.r.close())
 	}
 	return err
 }
@@ -57,7 +62,7 @@ type queryer interface {
 
 // inTx runs fn in a write transaction, committing if it returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	tx, err := s.w.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
