@@ -70,8 +70,10 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
-	if c.basePath != "" {
-		c.basePath = "/" + strings.Trim(c.basePath, "/")
+	if p := strings.Trim(c.basePath, "/"); p != "" {
+		c.basePath = "/" + p
+	} else {
+		c.basePath = ""
 	}
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return c, usageErr("--rate-limit must be >= 0 and --rate-burst >= 1")

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"errors"
+	"io"
+	"testing"
+)
+
+func TestParseServe(t *testing.T) {
+	t.Setenv(envAddr, "")
+	t.Setenv(envData, "")
+	tests := []struct {
+		args    []string
+		wantErr bool
+		check   func(serveConfig) bool
+	}{
+		{nil, false, func(c serveConfig) bool {
+			return c.addr == DefaultAddr && c.store.data == DefaultData && c.basePath == ""
+		}},
+		{[]string{"--base-path", "sniped/"}, false, func(c serveConfig) bool { return c.basePath == "/sniped" }},
+		{[]string{"--base-path", "/"}, false, func(c serveConfig) bool { return c.basePath == "" }},
+		{[]string{"--rate-limit", "0"}, false, func(c serveConfig) bool { return c.rateLimit == 0 }},
+		{[]string{"--sim-clock-skew", "-1.5s"}, false, func(c serveConfig) bool { return c.simSkew.Seconds() == -1.5 }},
+		{[]string{"--rate-limit", "-1"}, true, nil},
+		{[]string{"--rate-burst", "0"}, true, nil},
+		{[]string{"--sim-bidders", "many"}, true, nil},
+		{[]string{"--sim-items", "0"}, true, nil},
+		{[]string{"stray"}, true, nil},
+		{[]string{"--no-such-flag"}, true, nil},
+	}
+	for _, tt := range tests {
+		c, err := parseServe(tt.args, io.Discard)
+		if tt.wantErr {
+			if !errors.Is(err, errUsage) {
+				t.Errorf("parseServe(%q) error = %v, want a usage error", tt.args, err)
+			}
+			continue
+		}
+		if err != nil || !tt.check(c) {
+			t.Errorf("parseServe(%q) = %+v, %v; not what the flags say", tt.args, c, err)
+		}
+	}
+}
+
+func TestParseServeEnvironment(t *testing.T) {
+	t.Setenv(envAddr, "127.0.0.1:9999")
+	t.Setenv(envData, "/tmp/elsewhere")
+	c, err := parseServe(nil, io.Discard)
+	if err != nil || c.addr != "127.0.0.1:9999" || c.store.data != "/tmp/elsewhere" {
+		t.Errorf("parseServe with SNIPED_ADDR/SNIPED_DATA = %q %q, %v; want the environment's values", c.addr, c.store.data, err)
+	}
+	c, _ = parseServe([]string{"--addr", ":1"}, io.Discard)
+	if c.addr != ":1" {
+		t.Errorf("--addr did not override SNIPED_ADDR: %q", c.addr)
+	}
+}
+
+func TestDialable(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		":8080":          "127.0.0.1:8080",
+		"0.0.0.0:8080":   "127.0.0.1:8080",
+		"[::]:8080":      "127.0.0.1:8080",
+		"127.0.0.1:8080": "127.0.0.1:8080",
+		"example.org:80": "example.org:80",
+	}
+	for in, want := range tests {
+		if got := dialable(in); got != want {
+			t.Errorf("dialable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
