@@ -126,3 +126,46 @@ func TestCLIUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestServeWithBasePath mounts every endpoint under --base-path, as behind
+// a reverse proxy that forwards a prefix.
+func TestServeWithBasePath(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir(), "--base-path", "/sniped/")
+	if !strings.HasSuffix(s.URL, "/sniped") {
+		t.Fatalf("listen line URL = %q, want it to end in /sniped", s.URL)
+	}
+	root := strings.TrimSuffix(s.URL, "/sniped")
+	k := s.Key()
+	tests := []struct {
+		url  string
+		want int
+	}{
+		{s.URL + "/justTesting?arg1=x&key=" + k, http.StatusOK},
+		{s.URL + "/healthz", http.StatusOK},
+		{s.URL + "/openapi.json", http.StatusOK},
+		{s.URL + "/metrics", http.StatusOK},
+		{s.URL + "/ui/", http.StatusOK},
+		{s.URL + "/sim/item?item_no=310000000001", http.StatusOK},
+		{root + "/justTesting?arg1=x&key=" + k, http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		resp, err := http.Get(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("GET %s = %d, want %d", strings.ReplaceAll(tt.url, k, "KEY"), resp.StatusCode, tt.want)
+		}
+	}
+	// Image links carry the prefix too, so they work behind the proxy.
+	_, res := s.Get("/getSearchResults", url.Values{"key": {k}, "query": {"a"}})
+	items, _ := res["items"].([]any)
+	if len(items) == 0 {
+		t.Fatalf("getSearchResults found nothing: %v", res)
+	}
+	if img := items[0].(map[string]any)["galleryUrl"].(string); !strings.HasPrefix(img, s.URL+"/sim/img/") {
+		t.Errorf("galleryUrl = %q, want it under %s/sim/img/", img, s.URL)
+	}
+}
