@@ -67,6 +67,7 @@ type config struct {
 	dir      string
 	sniped   string
 	cpuprof  string
+	armLead  time.Duration
 }
 
 func main() {
@@ -81,6 +82,7 @@ func main() {
 	flag.DurationVar(&c.lead, "lead", defaultLead, "time from the sniper's start to the first due snipe")
 	flag.StringVar(&c.dir, "dir", "", "data folder (default: a new temporary one, removed afterwards)")
 	flag.StringVar(&c.sniped, "sniped", "", "coldstart: sniped binary (default: go build ./cmd/sniped)")
+	flag.DurationVar(&c.armLead, "arm-lead", 0, "sniper ArmLead (0: sniper.DefaultArmLead)")
 	flag.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the measured run (after the import) to this file")
 	flag.Parse()
 	c.cases = map[string]bool{}
@@ -262,7 +264,7 @@ func runSniper(c config) error {
 	}
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := sniper.New(sniper.Config{Store: st, Market: rec, Clock: clock.Real{}, Logger: log, Registerer: reg})
+	s := sniper.New(sniper.Config{Store: st, Market: rec, Clock: clock.Real{}, Logger: log, Registerer: reg, ArmLead: c.armLead})
 	if c.cpuprof != "" {
 		f, err := os.Create(c.cpuprof)
 		if err != nil {
