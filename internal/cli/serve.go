@@ -42,6 +42,7 @@ type serveConfig struct {
 	basePath     string
 	publicURL    string
 	fetchAnyItem bool
+	runSniper    bool
 	rateLimit    float64
 	rateBurst    int
 	logLevel     string
@@ -60,6 +61,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.basePath, "base-path", "", "path prefix for every endpoint, e.g. /sniped (default none)")
 	fs.StringVar(&c.publicURL, "public-url", "", "URL clients use to reach this server, for absolute image links (default http://ADDR)")
 	fs.BoolVar(&c.fetchAnyItem, "fetch-any-item", false, "let fetchItem look up any marketplace item, not only the caller's")
+	fs.BoolVar(&c.runSniper, "sniper", true, "run the sniper (fires snipes); with several instances on one database, exactly one must run it")
 	fs.Float64Var(&c.rateLimit, "rate-limit", api.DefaultRateLimit, "requests per second allowed per key; 0 turns the limit off")
 	fs.IntVar(&c.rateBurst, "rate-burst", api.DefaultRateBurst, "requests a key may make in a burst above the rate")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -148,9 +150,15 @@ func runServe(args []string, stderr io.Writer) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	snp := sniper.New(sniper.Config{Store: st, Market: mkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg})
 
+	// The API re-arms snipes through the sniper; without one here, other
+	// instances' snipers pick changes up on their next horizon refresh.
+	var notifier api.Notifier
+	if c.runSniper {
+		notifier = snp
+	}
 	var ready atomic.Bool
 	apiHandler := api.New(api.Config{
-		Store: st, Market: mkt, Clock: clk, Logger: log.With("component", "api"), Notifier: snp,
+		Store: st, Market: mkt, Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
 		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
 	})
 	mux := http.NewServeMux()
@@ -193,11 +201,15 @@ func runServe(args []string, stderr io.Writer) error {
 		}
 	})
 	wg.Go(func() { mkt.Run(runCtx) })
-	wg.Go(func() {
-		if err := snp.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
-			failed <- fmt.Errorf("sniper: %w", err)
-		}
-	})
+	if c.runSniper {
+		wg.Go(func() {
+			if err := snp.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+				failed <- fmt.Errorf("sniper: %w", err)
+			}
+		})
+	} else {
+		log.Info("sniper off (--sniper=false): another instance on this database fires the snipes")
+	}
 	ready.Store(true)
 	fmt.Fprintf(stderr, "sniped: listening on http://%s%s (dashboard %s/ui/)\n", dialable(ln.Addr().String()), c.basePath, base)
 	log.Info("ready", "addr", ln.Addr().String(), "data", c.store.data, "base_path", c.basePath)
