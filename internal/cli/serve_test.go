@@ -15,8 +15,9 @@ func TestParseServe(t *testing.T) {
 		check   func(serveConfig) bool
 	}{
 		{nil, false, func(c serveConfig) bool {
-			return c.addr == DefaultAddr && c.store.data == DefaultData && c.basePath == ""
+			return c.addr == DefaultAddr && c.store.data == DefaultData && c.basePath == "" && c.runSniper
 		}},
+		{[]string{"--sniper=false"}, false, func(c serveConfig) bool { return !c.runSniper }},
 		{[]string{"--base-path", "sniped/"}, false, func(c serveConfig) bool { return c.basePath == "/sniped" }},
 		{[]string{"--base-path", "/"}, false, func(c serveConfig) bool { return c.basePath == "" }},
 		{[]string{"--rate-limit", "0"}, false, func(c serveConfig) bool { return c.rateLimit == 0 }},
