@@ -158,7 +158,8 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	var ready atomic.Bool
 	apiHandler := api.New(api.Config{
-		Store: st, Market: mkt, Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
+		// snp.Market() is the marketplace with call metrics, shared with the sniper.
+		Store: st, Market: snp.Market(), Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
 		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
 	})
 	mux := http.NewServeMux()
