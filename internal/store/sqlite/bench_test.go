@@ -9,6 +9,7 @@ import (
 
 	"github.com/sniped/sniped/internal/key"
 	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/outcome"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -55,6 +56,54 @@ func BenchmarkSnipesInState(b *testing.B) {
 		got, err := s.SnipesInState(ctx, store.StateScheduled, before, 100)
 		if err != nil || len(got) != 100 {
 			b.Fatalf("SnipesInState = %d, %v", len(got), err)
+		}
+	}
+}
+
+// BenchmarkShotPath is the store work of one shot: mark firing, re-read,
+// record placed, refresh the item snapshot (the sniper's hot path).
+func BenchmarkShotPath(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "sniped.db"))
+	ctx := b.Context()
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	a, err := s.CreateAccount(ctx, "bench", store.TierPaid, key.Hash("k"), now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 10_000
+	if err := s.ImportSnipes(ctx, importSet(a.ID, n, now)); err != nil {
+		b.Fatal(err)
+	}
+	due, err := s.SnipesInState(ctx, store.StateScheduled, now.Add(48*time.Hour), n)
+	if err != nil || len(due) != n {
+		b.Fatalf("SnipesInState = %d, %v", len(due), err)
+	}
+	i := 0
+	for b.Loop() {
+		if i == n {
+			b.StopTimer() // every snipe shot once: put them back
+			for _, sn := range due {
+				if err := s.Transition(ctx, sn.ID, []store.State{store.StatePlaced}, store.StateScheduled, outcome.Pending, "", time.Time{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			i = 0
+			b.StartTimer()
+		}
+		id := due[i].ID
+		i++
+		if err := s.Transition(ctx, id, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{}); err != nil {
+			b.Fatal(err)
+		}
+		sn, err := s.SnipeByID(ctx, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := s.Transition(ctx, id, []store.State{store.StateFiring}, store.StatePlaced, outcome.Placed, "", now); err != nil {
+			b.Fatal(err)
+		}
+		if err := s.UpdateItem(ctx, id, sn.Item); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
