@@ -56,7 +56,18 @@ func (s *Sniper) measureOffset(ctx context.Context) error {
 
 // offsetLoop keeps the offset fresh.
 func (s *Sniper) offsetLoop(ctx context.Context) {
-	t := s.clk.NewTimer(s.cfg.OffsetEvery)
+	s.repeat(ctx, s.cfg.OffsetEvery, func() time.Duration {
+		if err := s.measureOffset(ctx); err != nil && ctx.Err() == nil {
+			s.log.Warn("clock offset: measurement failed; keeping the last one", "err", err)
+		}
+		return s.cfg.OffsetEvery
+	})
+}
+
+// repeat calls fn after first and then again after each wait fn returns,
+// until ctx ends. Waits use the Clock seam, so tests control them.
+func (s *Sniper) repeat(ctx context.Context, first time.Duration, fn func() (next time.Duration)) {
+	t := s.clk.NewTimer(first)
 	defer t.Stop()
 	for {
 		select {
@@ -64,9 +75,6 @@ func (s *Sniper) offsetLoop(ctx context.Context) {
 			return
 		case <-t.C():
 		}
-		if err := s.measureOffset(ctx); err != nil && ctx.Err() == nil {
-			s.log.Warn("clock offset: measurement failed; keeping the last one", "err", err)
-		}
-		t.Reset(s.cfg.OffsetEvery)
+		t.Reset(fn())
 	}
 }

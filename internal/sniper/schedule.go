@@ -288,14 +288,7 @@ func (q *schedule) dispatch(ctx context.Context, e entry) {
 
 // loadLoop keeps the horizon filled from the store.
 func (s *Sniper) loadLoop(ctx context.Context) {
-	t := s.clk.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
+	s.repeat(ctx, 0, func() time.Duration {
 		wait := s.cfg.Refresh
 		covered, err := s.load(ctx)
 		switch {
@@ -307,8 +300,8 @@ func (s *Sniper) loadLoop(ctx context.Context) {
 			// back when half of what the page covers has passed.
 			wait = min(wait, max(covered/2, minReload))
 		}
-		t.Reset(wait)
-	}
+		return wait
+	})
 }
 
 // minReload bounds how often a crowded horizon is reloaded.

@@ -115,14 +115,8 @@ func (s *Sniper) settleDisabled(ctx context.Context, id int64) {
 // snipes past their end (e.g. placed before a restart) and firing snipes no
 // goroutine owns (e.g. a store write failed after the send).
 func (s *Sniper) sweepLoop(ctx context.Context) {
-	t := s.clk.NewTimer(s.cfg.Sweep)
-	defer t.Stop()
-	for n := 0; ; n++ {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
+	n := 0
+	s.repeat(ctx, s.cfg.Sweep, func() time.Duration {
 		if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("sweep", "err", err)
 		}
@@ -131,8 +125,9 @@ func (s *Sniper) sweepLoop(ctx context.Context) {
 				s.log.Error("sweep disabled snipes", "err", err)
 			}
 		}
-		t.Reset(s.cfg.Sweep)
-	}
+		n++
+		return s.cfg.Sweep
+	})
 }
 
 // disabledPage is how many recently ended snipes per account the disabled
