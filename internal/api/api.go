@@ -131,7 +131,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 		return unknownOperation()
 	}
 	if rest == "openapi.json" {
-		if err := allowGet(w, r); err != nil {
+		if err := httperr.AllowGet(w, r); err != nil {
 			return err
 		}
 		s.openapi.ServeHTTP(w, r)
@@ -141,7 +141,7 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return unknownOperation()
 	}
-	if err := allowGet(w, r); err != nil {
+	if err := httperr.AllowGet(w, r); err != nil {
 		return err
 	}
 	p, err := parseParams(r.URL.RawQuery)
@@ -161,15 +161,6 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 func unknownOperation() error {
 	return &httperr.Error{Status: http.StatusNotFound, Code: httperr.CodeUnknownOperation,
 		Message: "unknown operation; operation names are case-sensitive, see /openapi.json"}
-}
-
-func allowGet(w http.ResponseWriter, r *http.Request) error {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return nil
-	}
-	w.Header().Set("Allow", "GET, HEAD")
-	return &httperr.Error{Status: http.StatusMethodNotAllowed, Code: httperr.CodeMethodNotAllowed,
-		Message: "method " + r.Method + " is not allowed; every operation uses GET (or HEAD)"}
 }
 
 // notify tells the Notifier about a changed snipe; nil-safe.

@@ -18,7 +18,7 @@ func (s *server) authenticate(r *http.Request, p params) (store.Account, error) 
 	if err := s.limits.blocked(ip, s.clock.Now()); err != nil {
 		return store.Account{}, err
 	}
-	k, ok, err := p.get("key")
+	k, ok, err := p.Raw("key")
 	if err != nil {
 		return store.Account{}, err
 	}

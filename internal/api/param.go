@@ -3,16 +3,13 @@ package api
 import (
 	"errors"
 	"fmt"
-	"math"
-	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/sniped/sniped/internal/httperr"
 	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/param"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -32,101 +29,31 @@ const (
 	maxSearchResult = 100
 )
 
-// params is a request's query, parsed once. Each getter refuses a repeated
-// parameter, so a value is never silently picked from several.
-type params struct{ v url.Values }
+// params is a request's query (package param) with the interface's own
+// parameter rules on top.
+type params struct{ param.Values }
 
 func parseParams(raw string) (params, error) {
-	v, err := url.ParseQuery(raw)
-	if err != nil {
-		return params{}, &httperr.Error{Status: http.StatusBadRequest, Code: httperr.CodeInvalidParameter,
-			Message: "the query string is not valid URL encoding (use & between parameters and %XX escapes)"}
-	}
-	return params{v}, nil
+	v, err := param.Parse(raw)
+	return params{v}, err
 }
 
-// get returns the parameter's value and whether it was passed.
-func (p params) get(name string) (string, bool, error) {
-	vs, ok := p.v[name]
-	if !ok {
-		return "", false, nil
-	}
-	if len(vs) > 1 {
-		return "", true, &httperr.Error{Status: http.StatusBadRequest, Code: httperr.CodeRepeatedParameter, Param: name,
-			Message: fmt.Sprintf("parameter %q is given %d times; pass it once", name, len(vs))}
-	}
-	return vs[0], true, nil
-}
+func (p params) itemNo() (int64, error) { return p.PositiveInt("item_no") }
 
-// required returns a parameter that must be passed with a non-empty value.
-func (p params) required(name string) (string, error) {
-	s, ok, err := p.get(name)
-	if err != nil {
-		return "", err
-	}
-	if !ok || s == "" {
-		return "", httperr.Missing(name)
-	}
-	return s, nil
-}
-
-// optional returns a parameter's value; absent or empty reads as not passed.
-func (p params) optional(name string) (string, bool, error) {
-	s, ok, err := p.get(name)
-	if err != nil || !ok || s == "" {
-		return "", false, err
-	}
-	return s, true, nil
-}
-
-func invalid(param string, err error) error { return httperr.Invalid(param, param+" "+err.Error()) }
-
-func (p params) itemNo() (int64, error) {
-	s, err := p.required("item_no")
-	if err != nil {
-		return 0, err
-	}
-	n, err := parseItemNo(s)
-	if err != nil {
-		return 0, invalid("item_no", err)
-	}
-	return n, nil
-}
-
-func (p params) id() (int64, error) {
-	s, err := p.required("id")
-	if err != nil {
-		return 0, err
-	}
-	n, err := parseItemNo(s)
-	if err != nil {
-		return 0, invalid("id", err)
-	}
-	return n, nil
-}
+func (p params) id() (int64, error) { return p.PositiveInt("id") }
 
 // optBool reads a 0/1 parameter.
-func (p params) optBool(name string) (v, ok bool, err error) {
-	s, ok, err := p.optional(name)
-	if err != nil || !ok {
-		return false, false, err
-	}
-	v, err = parseBool(s)
-	if err != nil {
-		return false, false, invalid(name, err)
-	}
-	return v, true, nil
-}
+func (p params) optBool(name string) (v, ok bool, err error) { return p.Bool(name) }
 
 // optInt reads an integer parameter within [lo, hi].
 func (p params) optInt(name string, lo, hi int) (int, bool, error) {
-	s, ok, err := p.optional(name)
+	s, ok, err := p.Optional(name)
 	if err != nil || !ok {
 		return 0, false, err
 	}
 	n, err := parseIntRange(s, lo, hi)
 	if err != nil {
-		return 0, false, invalid(name, err)
+		return 0, false, param.Invalid(name, err)
 	}
 	return n, true, nil
 }
@@ -137,10 +64,10 @@ func (p params) enum(name string, required bool, def string, allowed ...string) 
 	var ok bool
 	var err error
 	if required {
-		s, err = p.required(name)
+		s, err = p.Required(name)
 		ok = err == nil
 	} else {
-		s, ok, err = p.optional(name)
+		s, ok, err = p.Optional(name)
 	}
 	if err != nil {
 		return "", err
@@ -157,38 +84,38 @@ func (p params) enum(name string, required bool, def string, allowed ...string) 
 }
 
 func (p params) query() (string, error) {
-	s, err := p.required("query")
+	s, err := p.Required("query")
 	if err != nil {
 		return "", err
 	}
 	q, err := parseQueryText(s)
 	if err != nil {
-		return "", invalid("query", err)
+		return "", param.Invalid("query", err)
 	}
 	return q, nil
 }
 
 func (p params) country() (string, error) {
-	s, ok, err := p.optional("country_code")
+	s, ok, err := p.Optional("country_code")
 	if err != nil || !ok {
 		return DefaultCountry, err
 	}
 	c, err := parseCountry(s)
 	if err != nil {
-		return "", invalid("country_code", err)
+		return "", param.Invalid("country_code", err)
 	}
 	return c, nil
 }
 
 func (p params) bid() (money.Amount, bool, error) {
-	s, ok, err := p.optional("bid")
+	s, ok, err := p.Optional("bid")
 	if err != nil || !ok {
 		return 0, false, err
 	}
 	a, err := money.Parse(s)
 	if err != nil {
 		if errors.Is(err, money.ErrRange) {
-			return 0, false, invalid("bid", err)
+			return 0, false, param.Invalid("bid", err)
 		}
 		return 0, false, httperr.Invalid("bid", "bid must be a decimal number of at least 0 with at most 2 decimal places, e.g. 12.50")
 	}
@@ -198,37 +125,22 @@ func (p params) bid() (money.Amount, bool, error) {
 // groupName reads groupName; unlike other parameters an empty value is
 // meaningful (remove the snipe from its group), so it is told apart from absent.
 func (p params) groupName() (*string, error) {
-	s, ok, err := p.get("groupName")
+	s, ok, err := p.Raw("groupName")
 	if err != nil || !ok {
 		return nil, err
 	}
 	g, err := parseGroupName(s)
 	if err != nil {
-		return nil, invalid("groupName", err)
+		return nil, param.Invalid("groupName", err)
 	}
 	return &g, nil
-}
-
-// parseItemNo reads a positive integer up to 2^63−1 written as plain digits.
-func parseItemNo(s string) (int64, error) {
-	if !allDigits(s) {
-		return 0, errors.New("must be a positive integer (digits only)")
-	}
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("must be a positive integer at most %d", int64(math.MaxInt64))
-	}
-	if n <= 0 {
-		return 0, errors.New("must be a positive integer (1 or more)")
-	}
-	return n, nil
 }
 
 // parseIntRange reads a plain decimal integer in [lo, hi].
 func parseIntRange(s string, lo, hi int) (int, error) {
 	rule := fmt.Errorf("must be an integer from %d to %d", lo, hi)
 	// Every range here starts at 0 or above, so a sign is always wrong.
-	if !allDigits(s) {
+	if !param.AllDigits(s) {
 		return 0, rule
 	}
 	n, err := strconv.Atoi(s)
@@ -236,17 +148,6 @@ func parseIntRange(s string, lo, hi int) (int, error) {
 		return 0, rule
 	}
 	return n, nil
-}
-
-// parseBool reads the interface's booleans: exactly "0" or "1".
-func parseBool(s string) (bool, error) {
-	switch s {
-	case "0":
-		return false, nil
-	case "1":
-		return true, nil
-	}
-	return false, errors.New("must be 0 or 1")
 }
 
 // parseQueryText validates a search query: valid UTF-8, no control
@@ -263,7 +164,7 @@ func parseQueryText(s string) (string, error) {
 	if n := utf8.RuneCountInString(s); n > MaxQueryRunes {
 		return "", fmt.Errorf("must be at most %d characters (got %d)", MaxQueryRunes, n)
 	}
-	if hasControl(s) {
+	if param.HasControl(s) {
 		return "", errors.New("must not contain control characters")
 	}
 	return s, nil
@@ -278,7 +179,7 @@ func parseGroupName(s string) (string, error) {
 	if n := utf8.RuneCountInString(s); n > MaxGroupRunes {
 		return "", fmt.Errorf("must be at most %d characters (got %d)", MaxGroupRunes, n)
 	}
-	if hasControl(s) {
+	if param.HasControl(s) {
 		return "", errors.New("must not contain control characters")
 	}
 	return s, nil
@@ -295,23 +196,7 @@ func parseCountry(s string) (string, error) {
 // parseFilter maps getUserItems' filter to the store's.
 func parseFilter(s string) store.Filter { return store.Filter(s) }
 
-func allDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
-}
-
 func asciiLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
-
-func hasControl(s string) bool {
-	return strings.IndexFunc(s, unicode.IsControl) >= 0
-}
 
 // echoArg validates a justTesting argument: valid UTF-8, bounded length.
 func echoArg(name, s string) error {

@@ -1,43 +1,13 @@
 package api
 
 import (
-	"math"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
-)
 
-func TestParseItemNo(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"1", 1, true},
-		{"310000000001", 310000000001, true},
-		{"007", 7, true},
-		{"9223372036854775807", math.MaxInt64, true},
-		{"9223372036854775808", 0, false},
-		{"0", 0, false},
-		{"-1", 0, false},
-		{"+1", 0, false},
-		{" 1", 0, false},
-		{"1 ", 0, false},
-		{"1e3", 0, false},
-		{"0x10", 0, false},
-		{"", 0, false},
-		{"١", 0, false}, // Arabic-Indic digit
-	}
-	for _, tt := range tests {
-		got, err := parseItemNo(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseItemNo(%q) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
-		}
-	}
-}
+	"github.com/sniped/sniped/internal/param"
+)
 
 func TestParseIntRange(t *testing.T) {
 	t.Parallel()
@@ -53,20 +23,6 @@ func TestParseIntRange(t *testing.T) {
 		got, err := parseIntRange(tt.in, 1, 15)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("parseIntRange(%q, 1, 15) = %d, %v; want %d, ok %v", tt.in, got, err, tt.want, tt.ok)
-		}
-	}
-}
-
-func TestParseBool(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]bool{"0": false, "1": true} {
-		if got, err := parseBool(in); err != nil || got != want {
-			t.Errorf("parseBool(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "2", "true", "false", "01", "yes", " 1"} {
-		if _, err := parseBool(in); err == nil {
-			t.Errorf("parseBool(%q) succeeded, want an error", in)
 		}
 	}
 }
@@ -135,41 +91,6 @@ func TestTimeLeft(t *testing.T) {
 	}
 }
 
-func TestParseParamsRepeated(t *testing.T) {
-	t.Parallel()
-	p, err := parseParams("a=1&a=2&b=3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := p.get("a"); err == nil {
-		t.Errorf("get(a) on a repeated parameter succeeded")
-	}
-	if v, ok, err := p.get("b"); v != "3" || !ok || err != nil {
-		t.Errorf("get(b) = %q, %v, %v", v, ok, err)
-	}
-	if _, err := parseParams("a=%zz"); err == nil {
-		t.Errorf("parseParams with a bad escape succeeded")
-	}
-}
-
-func FuzzParseItemNo(f *testing.F) {
-	for _, s := range []string{"1", "0", "-1", "9223372036854775807", "9223372036854775808", "+1", " 1", "1e3"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		n, err := parseItemNo(s)
-		if err != nil {
-			return
-		}
-		if n <= 0 {
-			t.Fatalf("parseItemNo(%q) = %d, want positive", s, n)
-		}
-		if strings.TrimLeft(s, "0") != strconv.FormatInt(n, 10) {
-			t.Fatalf("parseItemNo(%q) = %d does not round-trip", s, n)
-		}
-	})
-}
-
 func FuzzParseIntRange(f *testing.F) {
 	for _, s := range []string{"1", "15", "0", "16", "-1", "7.5"} {
 		f.Add(s)
@@ -191,7 +112,7 @@ func FuzzParseQueryText(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if !utf8.ValidString(q) || q == "" || utf8.RuneCountInString(q) > MaxQueryRunes || q != strings.TrimSpace(q) || hasControl(q) {
+		if !utf8.ValidString(q) || q == "" || utf8.RuneCountInString(q) > MaxQueryRunes || q != strings.TrimSpace(q) || param.HasControl(q) {
 			t.Fatalf("parseQueryText(%q) = %q breaks the rules", s, q)
 		}
 	})

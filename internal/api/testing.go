@@ -20,7 +20,7 @@ type justTestingResponse struct {
 // URL building.
 func justTesting(s *server) operation {
 	return func(w http.ResponseWriter, r *http.Request, c *call) error {
-		arg1, err := c.p.required("arg1")
+		arg1, err := c.p.Required("arg1")
 		if err != nil {
 			return err
 		}
@@ -32,7 +32,7 @@ func justTesting(s *server) operation {
 			name string
 			dst  *string
 		}{{"arg2", &resp.Arg2}, {"arg3", &resp.Arg3}} {
-			v, _, err := c.p.get(a.name)
+			v, _, err := c.p.Raw(a.name)
 			if err != nil {
 				return err
 			}

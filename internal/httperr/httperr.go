@@ -149,3 +149,14 @@ func Handler(log *slog.Logger, h HandlerFunc) http.Handler {
 		}
 	})
 }
+
+// AllowGet refuses every method but GET and HEAD with a 405 and the Allow
+// header: every sniped endpoint is GET-only.
+func AllowGet(w http.ResponseWriter, r *http.Request) error {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return nil
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	return &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+		Message: "method " + r.Method + " is not allowed; every endpoint uses GET (or HEAD)"}
+}

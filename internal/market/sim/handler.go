@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/sniped/sniped/internal/httperr"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/param"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -38,10 +38,8 @@ type handler struct {
 }
 
 func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		w.Header().Set("Allow", "GET, HEAD")
-		return &httperr.Error{Status: http.StatusMethodNotAllowed, Code: httperr.CodeMethodNotAllowed,
-			Message: "simulator endpoints take GET only"}
+	if err := httperr.AllowGet(w, r); err != nil {
+		return err
 	}
 	name := r.URL.Path
 	if i := strings.Index(name, "/sim/"); i >= 0 {
@@ -51,11 +49,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
 	if img, ok := strings.CutPrefix(name, "img/"); ok {
 		return h.image(w, r, img)
 	}
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := param.Parse(r.URL.RawQuery)
 	if err != nil {
-		return httperr.Invalid("", "the query string is not valid URL encoding (use & between parameters and %XX escapes)")
+		return err
 	}
-	p := params(q)
+	p := params{q}
 	switch name {
 	case "createItem":
 		return h.createItem(w, r, p)
@@ -76,49 +74,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
 		Message: fmt.Sprintf("unknown simulator endpoint %q; see docs/simulator.md (createItem, placeBid, endItem, buyItNow, item, watch, fail, img/)", name)}
 }
 
-// params reads query parameters, refusing repeats.
-type params url.Values
-
-func (p params) get(name string) (string, bool, error) {
-	vs, ok := p[name]
-	if !ok {
-		return "", false, nil
-	}
-	if len(vs) > 1 {
-		return "", true, &httperr.Error{Status: http.StatusBadRequest, Code: httperr.CodeRepeatedParameter, Param: name,
-			Message: fmt.Sprintf("parameter %q is given %d times; pass it once", name, len(vs))}
-	}
-	if vs[0] == "" {
-		return "", false, nil
-	}
-	return vs[0], true, nil
-}
-
-func (p params) required(name string) (string, error) {
-	v, ok, err := p.get(name)
-	if err != nil {
-		return "", err
-	}
-	if !ok {
-		return "", httperr.Missing(name)
-	}
-	return v, nil
-}
-
-func (p params) itemNo(name string) (int64, error) {
-	v, err := p.required(name)
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n <= 0 || strings.HasPrefix(v, "+") {
-		return 0, httperr.Invalid(name, fmt.Sprintf("parameter %q must be a positive whole item number", name))
-	}
-	return n, nil
-}
+// params is the query (package param) with the control surface's rules.
+type params struct{ param.Values }
 
 func (p params) amount(name string, required bool) (money.Amount, error) {
-	v, ok, err := p.get(name)
+	v, ok, err := p.Optional(name)
 	if err != nil {
 		return 0, err
 	}
@@ -140,19 +100,19 @@ func (p params) amount(name string, required bool) (money.Amount, error) {
 
 // name reads a user or seller name: 1 to MaxNameLen letters, digits, and
 // . _ - @.
-func (p params) name(param string, required bool) (string, error) {
-	v, ok, err := p.get(param)
+func (p params) name(field string, required bool) (string, error) {
+	v, ok, err := p.Optional(field)
 	if err != nil {
 		return "", err
 	}
 	if !ok {
 		if required {
-			return "", httperr.Missing(param)
+			return "", httperr.Missing(field)
 		}
 		return "", nil
 	}
 	if !validName(v) {
-		return "", httperr.Invalid(param, fmt.Sprintf("parameter %q must be 1 to %d characters of letters, digits, '.', '_', '-' or '@'", param, MaxNameLen))
+		return "", httperr.Invalid(field, fmt.Sprintf("parameter %q must be 1 to %d characters of letters, digits, '.', '_', '-' or '@'", field, MaxNameLen))
 	}
 	return v, nil
 }
@@ -172,17 +132,8 @@ func validName(v string) bool {
 }
 
 func (p params) flag(name string) (bool, error) {
-	v, ok, err := p.get(name)
-	if err != nil || !ok {
-		return false, err
-	}
-	switch v {
-	case "0":
-		return false, nil
-	case "1":
-		return true, nil
-	}
-	return false, httperr.Invalid(name, fmt.Sprintf("parameter %q must be 0 or 1", name))
+	v, _, err := p.Bool(name)
+	return v, err
 }
 
 // notFound renders market.ErrNotFound as a 404 naming the item.
@@ -205,18 +156,18 @@ func controlErr(itemNo int64, err error) error {
 
 func (h *handler) createItem(w http.ResponseWriter, r *http.Request, p params) error {
 	var n NewItem
-	title, err := p.required("title")
+	title, err := p.Required("title")
 	if err != nil {
 		return err
 	}
-	if !utf8.ValidString(title) || utf8.RuneCountInString(title) > MaxTitleLen || len(title) > 4*MaxTitleLen || strings.TrimSpace(title) == "" || hasControl(title) {
+	if !utf8.ValidString(title) || utf8.RuneCountInString(title) > MaxTitleLen || len(title) > 4*MaxTitleLen || strings.TrimSpace(title) == "" || param.HasControl(title) {
 		return httperr.Invalid("title", fmt.Sprintf("parameter \"title\" must be 1 to %d printable characters", MaxTitleLen))
 	}
 	n.Title = strings.TrimSpace(title)
 	if n.StartPrice, err = p.amount("start_price", true); err != nil {
 		return err
 	}
-	endsIn, err := p.required("ends_in")
+	endsIn, err := p.Required("ends_in")
 	if err != nil {
 		return err
 	}
@@ -237,7 +188,7 @@ func (h *handler) createItem(w http.ResponseWriter, r *http.Request, p params) e
 	if n.BINPrice != 0 && (n.BINPrice <= n.StartPrice || n.BINPrice < n.Reserve) {
 		return httperr.Invalid("bin_price", "parameter \"bin_price\" must be above start_price and at least reserve")
 	}
-	country, ok, err := p.get("country")
+	country, ok, err := p.Optional("country")
 	if err != nil {
 		return err
 	}
@@ -247,7 +198,7 @@ func (h *handler) createItem(w http.ResponseWriter, r *http.Request, p params) e
 		}
 		n.Country = country
 	}
-	currency, ok, err := p.get("currency")
+	currency, ok, err := p.Optional("currency")
 	if err != nil {
 		return err
 	}
@@ -260,12 +211,12 @@ func (h *handler) createItem(w http.ResponseWriter, r *http.Request, p params) e
 	if n.Seller, err = p.name("seller", false); err != nil {
 		return err
 	}
-	cat, ok, err := p.get("category")
+	cat, ok, err := p.Optional("category")
 	if err != nil {
 		return err
 	}
 	if ok {
-		if !utf8.ValidString(cat) || len(cat) > 200 || hasControl(cat) {
+		if !utf8.ValidString(cat) || len(cat) > 200 || param.HasControl(cat) {
 			return httperr.Invalid("category", "parameter \"category\" must be at most 200 printable characters, parts joined by ':'")
 		}
 		n.Category = cat
@@ -283,17 +234,8 @@ func (h *handler) createItem(w http.ResponseWriter, r *http.Request, p params) e
 	return nil
 }
 
-func hasControl(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			return true
-		}
-	}
-	return false
-}
-
 func (h *handler) placeBid(w http.ResponseWriter, r *http.Request, p params) error {
-	no, err := p.itemNo("item_no")
+	no, err := p.PositiveInt("item_no")
 	if err != nil {
 		return err
 	}
@@ -346,11 +288,11 @@ func (h *handler) placeBid(w http.ResponseWriter, r *http.Request, p params) err
 }
 
 func (h *handler) endItem(w http.ResponseWriter, r *http.Request, p params) error {
-	no, err := p.itemNo("item_no")
+	no, err := p.PositiveInt("item_no")
 	if err != nil {
 		return err
 	}
-	reason, err := p.required("reason")
+	reason, err := p.Required("reason")
 	if err != nil {
 		return err
 	}
@@ -375,7 +317,7 @@ func (h *handler) endItem(w http.ResponseWriter, r *http.Request, p params) erro
 }
 
 func (h *handler) buyItNow(w http.ResponseWriter, r *http.Request, p params) error {
-	no, err := p.itemNo("item_no")
+	no, err := p.PositiveInt("item_no")
 	if err != nil {
 		return err
 	}
@@ -431,7 +373,7 @@ type itemView struct {
 }
 
 func (h *handler) item(w http.ResponseWriter, r *http.Request, p params) error {
-	no, err := p.itemNo("item_no")
+	no, err := p.PositiveInt("item_no")
 	if err != nil {
 		return err
 	}
@@ -455,7 +397,7 @@ func (h *handler) item(w http.ResponseWriter, r *http.Request, p params) error {
 }
 
 func (h *handler) watch(w http.ResponseWriter, r *http.Request, p params) error {
-	k, ok, err := p.get("key")
+	k, ok, err := p.Optional("key")
 	if err != nil {
 		return err
 	}
@@ -463,7 +405,7 @@ func (h *handler) watch(w http.ResponseWriter, r *http.Request, p params) error 
 		return &httperr.Error{Status: http.StatusUnauthorized, Code: httperr.CodeMissingKey, Param: "key",
 			Message: "parameter \"key\" is required: pass the account key whose watch list to add to"}
 	}
-	no, err := p.itemNo("item_no")
+	no, err := p.PositiveInt("item_no")
 	if err != nil {
 		return err
 	}
@@ -491,7 +433,7 @@ func (h *handler) watch(w http.ResponseWriter, r *http.Request, p params) error 
 
 // fail is the failure-injection endpoint; see docs/simulator.md.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, p params) error {
-	kind, err := p.required("kind")
+	kind, err := p.Required("kind")
 	if err != nil {
 		return err
 	}
@@ -499,7 +441,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, p params) error {
 	if err != nil {
 		return err
 	}
-	op, _, err := p.get("op")
+	op, _, err := p.Optional("op")
 	if err != nil {
 		return err
 	}
@@ -509,10 +451,10 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, p params) error {
 	body := map[string]any{"status": "OK", "kind": kind, "off": off}
 	switch kind {
 	case "unavailable":
-		if _, ok, err := p.get("item_no"); err != nil {
+		if _, ok, err := p.Optional("item_no"); err != nil {
 			return err
 		} else if ok {
-			no, err := p.itemNo("item_no")
+			no, err := p.PositiveInt("item_no")
 			if err != nil {
 				return err
 			}
@@ -523,7 +465,7 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, p params) error {
 			body["item_no"] = strconv.FormatInt(no, 10)
 			break
 		}
-		cs, err := p.required("count")
+		cs, err := p.Required("count")
 		if err != nil {
 			return err
 		}
@@ -548,14 +490,14 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, p params) error {
 		if err != nil {
 			return err
 		}
-		no, err := p.itemNo("item_no")
+		no, err := p.PositiveInt("item_no")
 		if err != nil {
 			return err
 		}
 		h.sim.SetIneligible(user, no, !off)
 		body["user"], body["item_no"] = user, strconv.FormatInt(no, 10)
 	case "remove":
-		no, err := p.itemNo("item_no")
+		no, err := p.PositiveInt("item_no")
 		if err != nil {
 			return err
 		}
