@@ -61,6 +61,13 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 	if err != nil {
 		s.log.Error("marketplace user of snipe", "snipe", id, "err", err)
 		s.revert(ctx, id)
+		// Try again shortly rather than at the next horizon reload, which
+		// may come after the auction; not at once, or a down store spins.
+		s.spawn(ctx, s.bg, func(ctx context.Context) {
+			if sleepUntil(ctx, s.clk, s.clk.Now().Add(retryFirst)) {
+				s.Changed(id)
+			}
+		})
 		return
 	}
 	if !s.marketNow().Before(sn.Item.End) {
@@ -107,6 +114,9 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 	attempts := 0
 	var rc market.BidReceipt
 	var err error
+	// unconfirmed: the last failed call may have reached the marketplace
+	// and asking it whether the bid exists failed too.
+	unconfirmed := false
 	for {
 		attempts++
 		if attempts == 1 && onTime {
@@ -126,10 +136,12 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 		}
 		// A failed call may still have reached the marketplace: look
 		// before sending again, never bid twice.
-		if bs, e := s.mk.BidState(ctx, user, sn.ItemNo); e == nil && bs.HasBid && bs.MaxBid >= sn.Bid {
+		bs, e := s.mk.BidState(ctx, user, sn.ItemNo)
+		if e == nil && bidLanded(bs, sn) {
 			rc, err = market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketNow()}, nil
 			break
 		}
+		unconfirmed = e != nil && market.Transient(err)
 		if !market.Transient(err) || !s.clk.Now().Add(backoff).Before(deadline) {
 			break
 		}
@@ -141,7 +153,16 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 	if err != nil {
 		code := codeFor(err)
 		detail := rejectDetail(err, sn, attempts)
-		s.record(ctx, sn, []store.State{store.StateFiring}, store.StateSettled, code, detail, time.Time{})
+		s.log.Warn("bid refused", "snipe", sn.ID, "attempts", attempts, "err", err)
+		to := store.StateSettled
+		if unconfirmed {
+			// The bid may have landed: report the failure but stay firing,
+			// so the sweep asks the marketplace after the end instead of
+			// settling a possible win as lost.
+			to = store.StateFiring
+			detail += " sniped could not confirm whether the last attempt reached the marketplace and will check again after the auction ends."
+		}
+		s.record(ctx, sn, []store.State{store.StateFiring}, to, code, detail, time.Time{})
 		return
 	}
 	code, detail := outcome.Placed, fmt.Sprintf("Maximum %s %s sent; current price %s.", sn.Bid, sn.Item.Currency, rc.CurrentPrice)
@@ -156,6 +177,13 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 		sn.State, sn.Outcome, sn.OutcomeDetail, sn.PlacedAt = store.StatePlaced, code, detail, placedAt
 		s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), &sn)
 	}
+}
+
+// bidLanded reports whether the marketplace already holds this snipe's bid:
+// a bid of ours at least as high as the snipe's. A lower bid the user
+// placed by hand does not count.
+func bidLanded(bs market.BidState, sn store.Snipe) bool {
+	return bs.HasBid && bs.MaxBid >= sn.Bid
 }
 
 // codeFor maps a marketplace refusal to its outcome.
@@ -191,7 +219,8 @@ func rejectDetail(err error, sn store.Snipe, attempts int) string {
 	case errors.Is(err, market.ErrBINPriceReached):
 		return "Your maximum is at or above the Buy It Now price; buy the item outright instead."
 	case market.Transient(err):
-		return fmt.Sprintf("%d attempts failed; the last error was: %v.", attempts, err)
+		// The raw error stays in the log: it may name hosts or internals.
+		return fmt.Sprintf("%d attempts failed, the last one shortly before the end.", attempts)
 	}
 	return ""
 }
@@ -254,8 +283,9 @@ func (s *Sniper) record(ctx context.Context, sn store.Snipe, from []store.State,
 	}
 	s.met.outcomes.WithLabelValues(outcome.Of(code).Shorthand).Inc()
 	s.log.Debug("snipe outcome", "snipe", sn.ID, "item", sn.ItemNo, "state", to, "outcome", outcome.Of(code).Shorthand)
-	if sn.GroupID != 0 && (code.Final() || code == outcome.Outbid) {
-		// A lost or won group item may free or settle its siblings.
+	if sn.GroupID != 0 && to != store.StateFiring && (code.Final() || code == outcome.Outbid) {
+		// A lost or won group item may free or settle its siblings. One
+		// still firing (unconfirmed) may yet lead, so it frees nobody.
 		s.followUp(ctx, sn.AccountID, sn.GroupID)
 	}
 	return true

@@ -3,6 +3,7 @@ package sniper
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -254,6 +255,48 @@ func TestLostAnswerNotResent(t *testing.T) {
 		}
 		if got := b.get(sn.ID); got.Outcome != outcome.Won {
 			t.Errorf("outcome %s, want won", codeName(got.Outcome))
+		}
+	})
+}
+
+// TestUnconfirmedBidIsCheckedAfterTheEnd: the bid lands but its answer is
+// lost, and the marketplace stays unavailable for every later call until
+// the auction ends. The snipe must not be settled as a loss: it stays
+// firing and the sweep learns after the end that it was won.
+func TestUnconfirmedBidIsCheckedAfterTheEnd(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t, func(c *Config) {})
+		la := &lostAnswer{Market: b.mk}
+		b.cfg.Market = la
+		b.cfg.Registerer = nil
+		b.sn = New(b.cfg)
+		var endMs atomic.Int64 // set once the item exists; read by the sniper's goroutines
+		b.mk.SetInjector(func(method, _ string, _ int64) error {
+			// Calls counts the call being made: the first PlaceBid goes
+			// through (its answer is lost); after it, both calls fail.
+			placed := b.mk.Calls(markettest.MethodPlaceBid)
+			down := time.Now().UnixMilli() < endMs.Load() &&
+				(method == markettest.MethodPlaceBid && placed > 1 || method == markettest.MethodBidState && placed > 0)
+			if down {
+				return market.ErrUnavailable
+			}
+			return nil
+		})
+		b.start()
+		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+		sn := b.add(no, 500, 3, snipeOpts{})
+		endMs.Store(sn.Item.End.UnixMilli())
+		sleepTill(sn.Item.End.Add(-time.Second))
+		if got := b.get(sn.ID); got.State != store.StateFiring || got.Outcome != outcome.MarketDown {
+			t.Errorf("before the end: state %s outcome %s, want firing and market-down (unconfirmed)", got.State, codeName(got.Outcome))
+		}
+		sleepTill(sn.Item.End.Add(time.Minute))
+		if n := len(b.ours(no)); n != 1 {
+			t.Errorf("our bids = %d, want 1", n)
+		}
+		if got := b.get(sn.ID); got.Outcome != outcome.Won {
+			t.Errorf("after the end: outcome %s (%s), want won", codeName(got.Outcome), got.State)
 		}
 	})
 }

@@ -77,7 +77,7 @@ func (s *Sniper) resolveFiring(ctx context.Context, sn store.Snipe) {
 	case err != nil:
 		// Unknown: leave it firing; the sweep asks again.
 		s.log.Warn("resolve firing snipe", "snipe", sn.ID, "err", err)
-	case bs.HasBid:
+	case bidLanded(bs, sn):
 		code := outcome.Placed
 		if !bs.HighBidder {
 			code = outcome.Outbid
@@ -92,8 +92,13 @@ func (s *Sniper) resolveFiring(ctx context.Context, sn store.Snipe) {
 		}
 	default:
 		code, detail := outcome.Missed, "sniped was interrupted while sending this bid and it never reached the marketplace."
-		if c, ok := endedCode(bs.EndReason); ok {
+		switch c, ok := endedCode(bs.EndReason); {
+		case ok:
 			code, detail = c, ""
+		case sn.Outcome == outcome.MarketDown:
+			// send left it firing after unconfirmed failures: now confirmed
+			// that the bid never arrived.
+			code, detail = outcome.MarketDown, "The marketplace was unavailable until the end and the bid never reached it."
 		}
 		s.record(ctx, sn, []store.State{store.StateFiring}, store.StateSettled, code, detail, time.Time{})
 	}
