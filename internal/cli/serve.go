@@ -50,6 +50,7 @@ type serveConfig struct {
 	simItems     int
 	simBidders   string
 	simSkew      time.Duration
+	simControl   string
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -69,6 +70,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.simItems, "sim-items", sim.DefaultItems, "simulator: live auctions to generate on first start")
 	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "simulator: rival bidding activity: off, low, normal or high")
 	fs.DurationVar(&c.simSkew, "sim-clock-skew", 0, "simulator: offset of the marketplace clock from this machine's, e.g. 3s or -1.5s")
+	fs.StringVar(&c.simControl, "sim-control", "auto", "simulator: serve the /sim/ control endpoints (createItem, placeBid, ...): on, off, or auto (on only when listening on loopback; they need no key)")
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
@@ -84,6 +86,11 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	case "off", "low", "normal", "high":
 	default:
 		return c, usageErr("--sim-bidders must be off, low, normal or high, not %q", c.simBidders)
+	}
+	switch c.simControl {
+	case "auto", "on", "off":
+	default:
+		return c, usageErr("--sim-control must be auto, on or off, not %q", c.simControl)
 	}
 	if c.simItems < 1 {
 		return c, usageErr("--sim-items must be at least 1")
@@ -173,7 +180,15 @@ func runServe(args []string, stderr io.Writer) error {
 		io.WriteString(w, "ok\n")
 	})
 	mux.Handle(c.basePath+"/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.Handle(c.basePath+"/sim/", http.StripPrefix(c.basePath, mkt.Handler(resolveKey(st))))
+	// Images are part of item details and always served; the control
+	// endpoints need no key, so by default only a loopback listener has them.
+	simHandler := http.StripPrefix(c.basePath, mkt.Handler(resolveKey(st)))
+	mux.Handle(c.basePath+"/sim/img/", simHandler)
+	if simControlOn(c.simControl, ln.Addr()) {
+		mux.Handle(c.basePath+"/sim/", simHandler)
+	} else {
+		log.Info("simulator control endpoints off (--sim-control); /sim/img/ is still served")
+	}
 	mux.Handle(c.basePath+"/ui/", http.StripPrefix(c.basePath+"/ui", web.Handler()))
 	if c.basePath != "" {
 		mux.Handle(c.basePath, http.RedirectHandler(c.basePath+"/ui/", http.StatusFound))
@@ -279,6 +294,19 @@ func dialable(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// simControlOn decides --sim-control: auto means on only for a loopback
+// listener, where only this machine's users can script the marketplace.
+func simControlOn(mode string, addr net.Addr) bool {
+	switch mode {
+	case "on":
+		return true
+	case "off":
+		return false
+	}
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }
 
 // resolveKey maps an account key to its marketplace user for /sim/watch.

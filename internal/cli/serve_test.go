@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"io"
+	"net"
 	"testing"
 )
 
@@ -26,6 +27,7 @@ func TestParseServe(t *testing.T) {
 		{[]string{"--rate-burst", "0"}, true, nil},
 		{[]string{"--sim-bidders", "many"}, true, nil},
 		{[]string{"--sim-items", "0"}, true, nil},
+		{[]string{"--sim-control", "maybe"}, true, nil},
 		{[]string{"stray"}, true, nil},
 		{[]string{"--no-such-flag"}, true, nil},
 	}
@@ -53,6 +55,26 @@ func TestParseServeEnvironment(t *testing.T) {
 	c, _ = parseServe([]string{"--addr", ":1"}, io.Discard)
 	if c.addr != ":1" {
 		t.Errorf("--addr did not override SNIPED_ADDR: %q", c.addr)
+	}
+}
+
+func TestSimControlOn(t *testing.T) {
+	t.Parallel()
+	loop := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080}
+	loop6 := &net.TCPAddr{IP: net.IPv6loopback, Port: 8080}
+	any := &net.TCPAddr{IP: net.IPv4zero, Port: 8080}
+	tests := []struct {
+		mode string
+		addr net.Addr
+		want bool
+	}{
+		{"auto", loop, true}, {"auto", loop6, true}, {"auto", any, false},
+		{"on", any, true}, {"off", loop, false},
+	}
+	for _, tt := range tests {
+		if got := simControlOn(tt.mode, tt.addr); got != tt.want {
+			t.Errorf("simControlOn(%q, %v) = %v, want %v", tt.mode, tt.addr, got, tt.want)
+		}
 	}
 }
 

@@ -169,3 +169,16 @@ func TestServeWithBasePath(t *testing.T) {
 		t.Errorf("galleryUrl = %q, want it under %s/sim/img/", img, s.URL)
 	}
 }
+
+// TestSimControlOff: with --sim-control off (the default off loopback) the
+// keyless control endpoints are gone, but item images still load.
+func TestSimControlOff(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir(), "--sim-control", "off")
+	if status, _ := s.GetRaw("/sim/createItem", url.Values{"title": {"x"}, "start_price": {"1"}, "ends_in": {"60"}}); status != http.StatusNotFound {
+		t.Errorf("/sim/createItem with control off = %d, want 404", status)
+	}
+	if status, _ := s.GetRaw("/sim/img/310000000001.svg", nil); status != http.StatusOK {
+		t.Errorf("/sim/img/ with control off = %d, want 200", status)
+	}
+}
