@@ -19,7 +19,7 @@ func logRequests(log *slog.Logger, clk clock.Clock, next http.Handler) http.Hand
 		next.ServeHTTP(sw, r)
 		log.Info("request",
 			"method", r.Method,
-			"path", r.URL.Path,
+			"path", key.Redact(r.URL.Path),
 			"query", redactQuery(r.URL.RawQuery),
 			"status", sw.status,
 			"duration", clk.Now().Sub(start),
@@ -28,7 +28,7 @@ func logRequests(log *slog.Logger, clk clock.Clock, next http.Handler) http.Hand
 }
 
 // redactedValue replaces key values in logs.
-const redactedValue = "REDACTED"
+const redactedValue = key.Redacted
 
 // redactQuery replaces the value of every parameter named "key" (compared
 // after unescaping and case-insensitively, so %6Bey or KEY do not slip

@@ -25,8 +25,8 @@ const (
 	// it changes nothing; sweeps run at most every sweepEvery.
 	idleEviction = 10 * time.Minute
 	sweepEvery   = time.Minute
-	// maxAddrBuckets caps failed-auth buckets; beyond it the fullest
-	// candidates (idle ones) go first, then new addresses share one bucket.
+	// maxAddrBuckets caps failed-auth buckets. Idle ones are swept; while
+	// the table is full, every address not in it shares one bucket.
 	maxAddrBuckets = 100_000
 )
 
@@ -77,7 +77,7 @@ func (l *limiter) blocked(addr string, now time.Time) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.addrs[addr]
+	b := l.addrBucket(addr, false)
 	if b == nil || b.lim.TokensAt(now) >= 1 {
 		return nil
 	}
@@ -92,19 +92,26 @@ func (l *limiter) failed(addr string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sweep(now)
-	b := l.addrs[addr]
-	if b == nil {
-		if len(l.addrs) >= maxAddrBuckets {
-			addr = "" // overflow bucket shared by everyone new
-			b = l.addrs[addr]
-		}
-		if b == nil {
-			b = &bucket{lim: rate.NewLimiter(failedAuthPerSecond, failedAuthBurst)}
-			l.addrs[addr] = b
-		}
-	}
+	b := l.addrBucket(addr, true)
 	b.seen = now
 	b.lim.AllowN(now, 1)
+}
+
+// addrBucket returns addr's failed-auth bucket. An address not yet tracked
+// while the table is full shares one overflow bucket, for blocking as for
+// charging, so many addresses cannot escape the limit. create makes a
+// missing bucket. l.mu must be held.
+func (l *limiter) addrBucket(addr string, create bool) *bucket {
+	b := l.addrs[addr]
+	if b == nil && len(l.addrs) >= maxAddrBuckets {
+		addr = ""
+		b = l.addrs[addr]
+	}
+	if b == nil && create {
+		b = &bucket{lim: rate.NewLimiter(failedAuthPerSecond, failedAuthBurst)}
+		l.addrs[addr] = b
+	}
+	return b
 }
 
 // sweep drops idle buckets. l.mu must be held.

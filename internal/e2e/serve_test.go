@@ -58,7 +58,9 @@ func TestServeAsNewUser(t *testing.T) {
 		t.Errorf("account remove exit %d, want 0", code)
 	}
 	// The banner shows the key twice (alone and in the curl line); request
-	// logs must never add to that.
+	// logs must never add to that, even for a key pasted into the path.
+	s.GetRaw("/"+admin, nil)
+	s.GetRaw("/justTesting/"+admin, url.Values{"arg1": {admin}})
 	if n := strings.Count(s.Log(), admin); n != 2 {
 		t.Errorf("the admin key appears %d times in the log, want 2 (the first-start banner only)", n)
 	}

@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/sniped/sniped/internal/key"
 )
 
 // Error is a failure with its HTTP status and a stable code for clients.
@@ -126,8 +128,8 @@ type HandlerFunc func(w http.ResponseWriter, r *http.Request) error
 
 // Handler adapts h: a returned error is rendered as the envelope and logged
 // (5xx at error level with the cause, others at debug); a panic becomes an
-// opaque 500. log must not be nil. Logged URLs must already be redacted by
-// the caller's logging middleware; this logs only the path.
+// opaque 500. log must not be nil. It logs only the path, with anything
+// that looks like a key redacted.
 func Handler(log *slog.Logger, h HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
@@ -136,15 +138,15 @@ func Handler(log *slog.Logger, h HandlerFunc) http.Handler {
 					panic(p)
 				}
 				e := Write(w, Internal(fmt.Errorf("panic: %v", p)))
-				log.Error("handler panic", "path", r.URL.Path, "status", e.Status, "err", e.Err)
+				log.Error("handler panic", "path", key.Redact(r.URL.Path), "status", e.Status, "err", e.Err)
 			}
 		}()
 		if err := h(w, r); err != nil {
 			e := Write(w, err)
 			if e.Status >= 500 {
-				log.Error("request failed", "path", r.URL.Path, "status", e.Status, "code", e.Code, "err", e.Err)
+				log.Error("request failed", "path", key.Redact(r.URL.Path), "status", e.Status, "code", e.Code, "err", e.Err)
 			} else {
-				log.Debug("request refused", "path", r.URL.Path, "status", e.Status, "code", e.Code, "param", e.Param)
+				log.Debug("request refused", "path", key.Redact(r.URL.Path), "status", e.Status, "code", e.Code, "param", e.Param)
 			}
 		}
 	})

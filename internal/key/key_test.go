@@ -40,3 +40,21 @@ func TestEqual(t *testing.T) {
 		}
 	}
 }
+
+func TestRedact(t *testing.T) {
+	t.Parallel()
+	k, _ := New()
+	tests := []struct{ in, want string }{
+		{"/justTesting", "/justTesting"},
+		{"/" + k, "/REDACTED"},
+		{"/sniped/" + k + "/justTesting", "/sniped/REDACTED/justTesting"},
+		{"/x/SNP_ABC?y", "/x/REDACTED?y"},
+		{"snp_", "REDACTED"},
+		{"/snap_1", "/snap_1"},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
