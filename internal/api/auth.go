@@ -23,6 +23,7 @@ func (s *server) authenticate(r *http.Request, p params) (store.Account, error) 
 		return store.Account{}, err
 	}
 	if !ok || k == "" {
+		s.limits.failed(ip, s.clock.Now()) // counted like a wrong key, as docs/api.md says
 		return store.Account{}, &httperr.Error{Status: http.StatusUnauthorized, Code: httperr.CodeMissingKey, Param: "key",
 			Message: "parameter \"key\" is required: pass your account key as ?key=..."}
 	}

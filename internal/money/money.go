@@ -27,16 +27,8 @@ var ErrRange = errors.New("must be at most 1000000000.00")
 // that is not plain digits, because floats would round bids.
 func Parse(s string) (Amount, error) {
 	whole, frac, hasDot := strings.Cut(s, ".")
-	if whole == "" && (!hasDot || frac == "") {
-		return 0, ErrSyntax
-	}
-	if hasDot && frac == "" && whole == "" {
-		return 0, ErrSyntax
-	}
-	if len(frac) > 2 || !digits(whole) || !digits(frac) {
-		return 0, ErrSyntax
-	}
-	if hasDot && frac == "" {
+	// "", "." and "12." have no digits where digits must be.
+	if (whole == "" && !hasDot) || (hasDot && frac == "") || len(frac) > 2 || !digits(whole) || !digits(frac) {
 		return 0, ErrSyntax
 	}
 	whole = strings.TrimLeft(whole, "0")
