@@ -1,9 +1,11 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/sniped/sniped/internal/chart"
+	"github.com/sniped/sniped/internal/market"
 )
 
 // datasetHandler serves the chart operations.
@@ -21,9 +23,11 @@ func (h *datasetHandler) chartInput(r *http.Request, c *call) (chart.Input, erro
 		return chart.Input{}, err
 	}
 	hist, err := s.cfg.Market.History(r.Context(), itemNo)
-	if err != nil {
+	if err != nil && !errors.Is(err, market.ErrNotFound) {
 		return chart.Input{}, marketError(err, itemNo)
 	}
+	// An item the marketplace no longer knows still has its stored
+	// snapshot, as in fetchItem: chart it with no history, not a 404.
 	in := chart.Input{Title: sn.Item.Title, Currency: sn.Item.Currency, Snipe: sn.Bid, Start: sn.Item.Start, End: sn.Item.End}
 	for _, e := range hist {
 		in.History = append(in.History, chart.Bid{Time: e.Time, Price: e.Price})

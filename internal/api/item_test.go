@@ -90,6 +90,9 @@ func TestFetchItemGoneFromMarketplace(t *testing.T) {
 	if r.body["title"] != it.Title || r.body["message"] == "" || r.body["timeLeft"] != "ended" {
 		t.Errorf("fetchItem of a vanished item = %s", r.raw)
 	}
+	// The chart operations fall back to the snapshot the same way.
+	b.call("getBidHistoryDataset", "item_no", itoa(it.ItemNo)).wantOK(t)
+	b.call("getBidderDataset", "item_no", itoa(it.ItemNo)).wantOK(t)
 }
 
 func TestFetchAnyItem(t *testing.T) {
