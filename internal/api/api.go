@@ -55,7 +55,22 @@ type Config struct {
 	BasePath string
 	// ImportTimeout bounds one importWatchList run; 0 means DefaultImportTimeout.
 	ImportTimeout time.Duration
+	// BaseContext is the parent of work that outlives its request
+	// (importWatchList runs); cancel it at shutdown, then call
+	// Handler.Wait. Defaults to context.Background().
+	BaseContext context.Context
 }
+
+// Handler serves the interface. Wait blocks until background work started
+// by requests has stopped.
+type Handler struct {
+	http.Handler
+	s *server
+}
+
+// Wait blocks until every importWatchList run has finished; cancel
+// Config.BaseContext first to make them stop early.
+func (h *Handler) Wait() { h.s.imports.wg.Wait() }
 
 // operation is one interface operation. handle runs after authentication.
 type operation func(w http.ResponseWriter, r *http.Request, c *call) error
@@ -78,7 +93,7 @@ type server struct {
 }
 
 // New returns the interface handler.
-func New(cfg Config) http.Handler {
+func New(cfg Config) *Handler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
@@ -90,6 +105,9 @@ func New(cfg Config) http.Handler {
 	}
 	if cfg.ImportTimeout <= 0 {
 		cfg.ImportTimeout = DefaultImportTimeout
+	}
+	if cfg.BaseContext == nil {
+		cfg.BaseContext = context.Background()
 	}
 	s := &server{
 		cfg:     cfg,
@@ -120,7 +138,7 @@ func New(cfg Config) http.Handler {
 		"getBidderDataset":     sets.bidder,
 	}
 	s.openapi = openAPIHandler()
-	return logRequests(s.log, s.clock, httperr.Handler(s.log, s.serve))
+	return &Handler{Handler: logRequests(s.log, s.clock, httperr.Handler(s.log, s.serve)), s: s}
 }
 
 // serve routes one request: prefix, operation name, method, then the
@@ -175,9 +193,6 @@ func ok(w http.ResponseWriter, v any) error {
 	httperr.WriteJSON(w, http.StatusOK, v)
 	return nil
 }
-
-// detach returns a context for work that must outlive the request.
-func detach(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 // plural renders "1 item" or "2 items" for messages.
 func plural(n int, one, many string) string {

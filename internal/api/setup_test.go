@@ -109,11 +109,13 @@ func setupWith(t *testing.T, o options) *bundle {
 	b.paid, b.paidKey = b.account("alice", store.TierPaid)
 	b.other, b.otherKey = b.account("bob", store.TierPaid)
 	_, b.freeKey = b.account("carol", store.TierFree)
-	h := api.New(api.Config{
+	ah := api.New(api.Config{
 		Store: st, Market: b.market, Clock: b.clock, Notifier: b.notified,
 		Logger:       slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		FetchAnyItem: o.fetchAny, RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: o.basePath,
 	})
+	t.Cleanup(ah.Wait) // runs after the server closes (cleanups are LIFO)
+	var h http.Handler = ah
 	if o.basePath == "" {
 		h = validating(t, h)
 	}

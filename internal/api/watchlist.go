@@ -37,6 +37,7 @@ type importRun struct {
 type importRuns struct {
 	mu   sync.Mutex
 	runs map[int64]*importRun
+	wg   sync.WaitGroup // every run's goroutine, for Handler.Wait
 }
 
 func newImportRuns() *importRuns { return &importRuns{runs: map[int64]*importRun{}} }
@@ -52,7 +53,7 @@ func (ir *importRuns) start(acct int64, fn func() (importResult, error)) (run *i
 	}
 	run = &importRun{done: make(chan struct{})}
 	ir.runs[acct] = run
-	go func() {
+	ir.wg.Go(func() {
 		defer func() {
 			if p := recover(); p != nil {
 				run.err = fmt.Errorf("import panic: %v", p)
@@ -63,7 +64,7 @@ func (ir *importRuns) start(acct int64, fn func() (importResult, error)) (run *i
 			close(run.done)
 		}()
 		run.res, run.err = fn()
-	}()
+	})
 	return run, false
 }
 
@@ -78,10 +79,10 @@ type importResponse struct {
 func (h *watchListHandler) importList(w http.ResponseWriter, r *http.Request, c *call) error {
 	s := h.s
 	acct := c.acct
-	// The run outlives the request: detached from its cancellation, with a
-	// deadline of its own.
+	// The run outlives the request: it hangs off the service's base
+	// context (cancelled at shutdown), with a deadline of its own.
 	run, joined := s.imports.start(acct.ID, func() (importResult, error) {
-		ctx, cancel := context.WithTimeout(detach(r.Context()), s.cfg.ImportTimeout)
+		ctx, cancel := context.WithTimeout(s.cfg.BaseContext, s.cfg.ImportTimeout)
 		defer cancel()
 		res, err := s.importWatchList(ctx, acct)
 		if err != nil {

@@ -163,8 +163,11 @@ func runServe(args []string, stderr io.Writer) error {
 	if c.runSniper {
 		notifier = snp
 	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	var ready atomic.Bool
 	apiHandler := api.New(api.Config{
+		BaseContext: runCtx,
 		// snp.Market() is the marketplace with call metrics, shared with the sniper.
 		Store: st, Market: snp.Market(), Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
 		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
@@ -204,12 +207,13 @@ func runServe(args []string, stderr io.Writer) error {
 		ErrorLog:     slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
 
-	// Background components stop when runCtx ends; serve waits for them
-	// before the deferred Close calls so nothing uses a closed store.
-	runCtx, cancel := context.WithCancel(ctx)
+	// Background components (and watch list imports) stop when runCtx
+	// ends; serve waits for them before the deferred Close calls so
+	// nothing uses a closed store.
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	defer cancel()
+	defer cancel() // deferred after wg.Wait, so it runs first
+	wg.Go(func() { <-runCtx.Done(); apiHandler.Wait() })
 	failed := make(chan error, 3)
 	wg.Go(func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
