@@ -17,6 +17,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	// The binary is built at run time, so go test would not see its code
+	// change and would replay a cached result; importing the CLI makes every
+	// package the binary is built from part of this test's cache key.
+	_ "github.com/sniped/sniped/internal/cli"
 )
 
 // binPath is the sniped binary built once by TestMain.
