@@ -126,7 +126,14 @@ func (s *Sniper) followUp(ctx context.Context, accountID, groupID int64) {
 		switch {
 		case won != nil && o.ID != won.ID && (waiting || armed(o)):
 			detail := fmt.Sprintf("Item %d of group %q was won.", won.ItemNo, o.GroupName)
-			if err := s.st.Transition(ctx, o.ID, []store.State{store.StateScheduled, store.StateSettled}, store.StateSettled, outcome.GroupWon, detail, time.Time{}); err == nil {
+			// Move only from the state just read: a waiting snipe from
+			// settled, an armed one from scheduled. A sibling that settled
+			// meanwhile with its own outcome (say Outbid) keeps it.
+			from := []store.State{store.StateScheduled}
+			if waiting {
+				from = []store.State{store.StateSettled}
+			}
+			if err := s.st.Transition(ctx, o.ID, from, store.StateSettled, outcome.GroupWon, detail, time.Time{}); err == nil {
 				s.met.outcomes.WithLabelValues(outcome.Of(outcome.GroupWon).Shorthand).Inc()
 				s.sched.forget(o.ID)
 			}
