@@ -195,6 +195,8 @@ func runServe(args []string, stderr io.Writer) error {
 	mux.Handle(c.basePath+"/ui/", http.StripPrefix(c.basePath+"/ui", web.Handler()))
 	if c.basePath != "" {
 		mux.Handle(c.basePath, http.RedirectHandler(c.basePath+"/ui/", http.StatusFound))
+		// Outside the prefix too, failures use the envelope (unknown_operation).
+		mux.Handle("/", apiHandler)
 	}
 
 	srv := &http.Server{

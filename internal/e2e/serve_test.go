@@ -156,9 +156,13 @@ func TestServeWithBasePath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		ctype := resp.Header.Get("Content-Type")
 		resp.Body.Close()
 		if resp.StatusCode != tt.want {
 			t.Errorf("GET %s = %d, want %d", strings.ReplaceAll(tt.url, k, "KEY"), resp.StatusCode, tt.want)
+		}
+		if resp.StatusCode == http.StatusNotFound && !strings.HasPrefix(ctype, "application/json") {
+			t.Errorf("GET %s: 404 as %q, want the JSON error envelope", strings.ReplaceAll(tt.url, k, "KEY"), ctype)
 		}
 	}
 	// Image links carry the prefix too, so they work behind the proxy.
