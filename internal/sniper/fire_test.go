@@ -236,16 +236,22 @@ func (l *lostAnswer) PlaceBid(ctx context.Context, user string, itemNo int64, ma
 	return r, err
 }
 
+// setupLostAnswer is setup with a marketplace that loses the answer to the
+// first PlaceBid after the bid has landed.
+func setupLostAnswer(t *testing.T) *bundle {
+	b := setup(t)
+	b.cfg.Market = &lostAnswer{Market: b.mk}
+	b.cfg.Registerer = nil
+	b.sn = New(b.cfg)
+	return b
+}
+
 // TestLostAnswerNotResent: a transient error after the bid arrived must not
 // lead to a second bid.
 func TestLostAnswerNotResent(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		b := setup(t, func(c *Config) {})
-		la := &lostAnswer{Market: b.mk}
-		b.cfg.Market = la
-		b.cfg.Registerer = nil
-		b.sn = New(b.cfg)
+		b := setupLostAnswer(t)
 		b.start()
 		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
 		sn := b.add(no, 500, 3, snipeOpts{})
@@ -266,11 +272,7 @@ func TestLostAnswerNotResent(t *testing.T) {
 func TestUnconfirmedBidIsCheckedAfterTheEnd(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		b := setup(t, func(c *Config) {})
-		la := &lostAnswer{Market: b.mk}
-		b.cfg.Market = la
-		b.cfg.Registerer = nil
-		b.sn = New(b.cfg)
+		b := setupLostAnswer(t)
 		var endMs atomic.Int64 // set once the item exists; read by the sniper's goroutines
 		b.mk.SetInjector(func(method, _ string, _ int64) error {
 			// Calls counts the call being made: the first PlaceBid goes

@@ -29,22 +29,31 @@ func allBids(t *testing.T, s *sim.Sim, first int64) (items int, bids []sim.BidVi
 	}
 }
 
+// running opens an in-memory simulator inside a synctest bubble, starts its
+// Run, and returns it with its lowest catalogue item number and a stop
+// function that cancels Run and returns its error.
+func running(t *testing.T, cfg sim.Config) (s *sim.Sim, first int64, stop func() error) {
+	t.Helper()
+	s, err := sim.Open(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	items, _ := s.Search(t.Context(), "", "", 100)
+	first = items[0].ItemNo
+	for _, it := range items {
+		first = min(first, it.ItemNo)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	return s, first, func() error { cancel(); return <-done }
+}
+
 func TestRunRelistsAndRivalsBid(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s, err := sim.Open(t.Context(), sim.Config{Seed: 5, Items: 30, Bidders: sim.BiddersHigh, Clock: clock.Real{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		items, _ := s.Search(t.Context(), "", "", 100)
-		first := items[0].ItemNo
-		for _, it := range items {
-			first = min(first, it.ItemNo)
-		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- s.Run(ctx) }()
+		s, first, stop := running(t, sim.Config{Seed: 5, Items: 30, Bidders: sim.BiddersHigh, Clock: clock.Real{}})
 
 		for range 20 {
 			time.Sleep(time.Minute)
@@ -57,8 +66,7 @@ func TestRunRelistsAndRivalsBid(t *testing.T) {
 				t.Errorf("nothing ends within 2 minutes (next in %v)", time.Until(live[0].End))
 			}
 		}
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Run = %v, want nil after cancel", err)
 		}
 
@@ -89,22 +97,9 @@ func TestRunRelistsAndRivalsBid(t *testing.T) {
 func TestRunBiddersOff(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		s, err := sim.Open(t.Context(), sim.Config{Seed: 5, Items: 10, Bidders: sim.BiddersOff, Clock: clock.Real{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		items, _ := s.Search(t.Context(), "", "", 100)
-		first := items[0].ItemNo
-		for _, it := range items {
-			first = min(first, it.ItemNo)
-		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- s.Run(ctx) }()
+		s, first, stop := running(t, sim.Config{Seed: 5, Items: 10, Bidders: sim.BiddersOff, Clock: clock.Real{}})
 		time.Sleep(5 * time.Minute)
-		cancel()
-		<-done
+		stop()
 		if _, bids, _ := allBids(t, s, first); len(bids) != 0 {
 			t.Errorf("bidders off, yet %d bids", len(bids))
 		}
@@ -130,18 +125,10 @@ func TestRivalsLeaveScriptedItemsAlone(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		s, err = sim.Open(t.Context(), cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan error, 1)
-		go func() { done <- s.Run(ctx) }()
+		s, first, stop := running(t, cfg) // reopened: the flag must survive
 		time.Sleep(11 * time.Minute)
 		synctest.Wait()
-		cancel()
-		<-done
+		stop()
 
 		st, err := s.ItemState(t.Context(), no)
 		if err != nil {
@@ -150,7 +137,7 @@ func TestRivalsLeaveScriptedItemsAlone(t *testing.T) {
 		if len(st.Bids) != 0 {
 			t.Errorf("scripted item got %d rival bids, want none: %+v", len(st.Bids), st.Bids)
 		}
-		if _, bids, _ := allBids(t, s, no-20); len(bids) == 0 {
+		if _, bids, _ := allBids(t, s, first); len(bids) == 0 {
 			t.Errorf("no rival bids on the catalogue at all; the test proves nothing")
 		}
 	})
