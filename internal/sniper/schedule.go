@@ -116,6 +116,8 @@ func (q *schedule) track(sn store.Snipe) {
 	if t == nil {
 		t = &tracked{}
 		q.tracked[sn.ID] = t
+	} else {
+		q.uncountLocked(t.fireAt) // it moved to another second
 	}
 	q.seq++
 	t.ver, t.fireAt, t.sn = q.seq, sn.FireAt, sn
@@ -140,6 +142,17 @@ func (q *schedule) track(sn store.Snipe) {
 	s.met.scheduled.Set(float64(len(q.tracked)))
 }
 
+// uncountLocked takes a snipe that leaves fireAt's second out of its
+// density. q.mu must be held.
+func (q *schedule) uncountLocked(fireAt time.Time) {
+	sec := fireAt.Unix()
+	if q.density[sec] > 1 {
+		q.density[sec]--
+	} else {
+		delete(q.density, sec)
+	}
+}
+
 // prune forgets the density of seconds long past.
 func (q *schedule) prune(before time.Time) {
 	q.mu.Lock()
@@ -156,6 +169,7 @@ func (q *schedule) forget(id int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if t := q.tracked[id]; t != nil && !t.busy {
+		q.uncountLocked(t.fireAt)
 		delete(q.tracked, id)
 		q.s.met.scheduled.Set(float64(len(q.tracked)))
 	}

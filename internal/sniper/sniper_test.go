@@ -114,3 +114,24 @@ func (b *bundle) ours(itemNo int64) []markettest.Bid {
 func sleepTill(t time.Time) { time.Sleep(time.Until(t)) }
 
 func codeName(c outcome.Code) string { return outcome.Of(c).Shorthand }
+
+// TestDensityFollowsEdits: a snipe whose fire time moves, or that is
+// forgotten, no longer counts toward its old second's arming density.
+func TestDensityFollowsEdits(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	q := b.sn.sched
+	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	q.track(store.Snipe{ID: 1, FireAt: t0})
+	q.track(store.Snipe{ID: 2, FireAt: t0})
+	q.track(store.Snipe{ID: 1, FireAt: t0.Add(time.Minute)})
+	q.forget(2)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if got := q.density[t0.Unix()]; got != 0 {
+		t.Errorf("density of the old second = %d, want 0", got)
+	}
+	if got := q.density[t0.Add(time.Minute).Unix()]; got != 1 {
+		t.Errorf("density of the new second = %d, want 1", got)
+	}
+}
