@@ -199,6 +199,14 @@ type bidResult struct {
 func newBidResult(sn store.Snipe) bidResult {
 	o := outcome.Of(sn.Outcome)
 	msg := o.Message
+	// Pending's standard text promises a bid; say so when none will come.
+	switch {
+	case o.Code != outcome.Pending:
+	case sn.Bid == 0:
+		msg = "This is a watched item (bid 0.00): no bid will be placed. Add a bid with addBid to snipe it."
+	case !sn.Enabled:
+		msg = "This snipe is disabled: no bid will be placed unless you enable it (addBid with enabled=1) before its moment."
+	}
 	if sn.OutcomeDetail != "" {
 		msg += " " + sn.OutcomeDetail
 	}

@@ -278,6 +278,29 @@ func TestCheckSnipeStatus(t *testing.T) {
 	b.call("checkSnipeStatus", "item_no", no).wantError(t, 503, "unavailable", "")
 }
 
+// TestPendingMessageSaysWhenNoBidWillCome: Pending's message promises a bid,
+// so watched items and disabled snipes say instead that none will come.
+func TestPendingMessageSaysWhenNoBidWillCome(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	tests := []struct {
+		params []string
+		want   string
+	}{
+		{[]string{"bid", "30"}, "will be placed shortly before the auction ends"},
+		{[]string{"bid", "0"}, "watched item"},
+		{[]string{"bid", "30", "enabled", "0"}, "disabled"},
+	}
+	for _, tt := range tests {
+		no := itoa(b.item().ItemNo)
+		b.call("addBid", append([]string{"item_no", no}, tt.params...)...).wantOK(t)
+		br := obj(t, b.call("checkSnipeStatus", "item_no", no).body, "bidResult")
+		if msg := str(t, br, "message"); integer(t, br, "success") != 0 || !strings.Contains(msg, tt.want) {
+			t.Errorf("addBid %v: bidResult = %v, want Pending with a message containing %q", tt.params, br, tt.want)
+		}
+	}
+}
+
 func TestGetUserItems(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
