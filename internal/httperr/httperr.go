@@ -31,6 +31,7 @@ type Error struct {
 	Err error
 }
 
+// Error describes the failure for logs, including the internal cause.
 func (e *Error) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)

@@ -155,6 +155,7 @@ type BidError struct {
 	CurrentPrice money.Amount
 }
 
+// Error names the refusal and, when known, the minimum to bid.
 func (e *BidError) Error() string {
 	if e.Minimum > 0 {
 		return fmt.Sprintf("%v (minimum to bid %s)", e.Err, e.Minimum)
