@@ -76,13 +76,18 @@ func TestEndAndWinner(t *testing.T) {
 	reserve := m.Add(ItemSpec{EndsIn: time.Minute, Reserve: 1000})
 	cancelled := m.Add(ItemSpec{EndsIn: time.Minute})
 	bin := m.Add(ItemSpec{EndsIn: time.Minute, BuyItNow: 2000})
-	for _, no := range []int64{won, reserve, cancelled, bin} {
+	// Buy It Now is offered only until the first bid, so nobody bids on bin.
+	for _, no := range []int64{won, reserve, cancelled} {
 		if err := m.Rival("a", no, 500); err != nil {
 			t.Fatal(err)
 		}
 	}
-	m.End(cancelled, market.EndedCancelled)
-	m.BuyItNow(bin, "b")
+	if err := m.End(cancelled, market.EndedCancelled); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.BuyItNow(bin, "b"); err != nil {
+		t.Fatal(err)
+	}
 	clk.Advance(time.Minute)
 	tests := []struct {
 		no     int64
