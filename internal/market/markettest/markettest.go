@@ -276,6 +276,18 @@ func (m *Market) Bids(itemNo int64) []Bid {
 	return nil
 }
 
+// Peek returns an item as Item shows it, without latency, failure
+// injection or counting a call: the ground truth for tests.
+func (m *Market) Peek(itemNo int64) (market.Item, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.items[itemNo]
+	if l == nil {
+		return market.Item{}, fmt.Errorf("item %d: %w", itemNo, market.ErrNotFound)
+	}
+	return m.itemLocked(l), nil
+}
+
 // Winner returns who bought an ended item ("" when nobody did).
 func (m *Market) Winner(itemNo int64) string {
 	m.mu.Lock()

@@ -171,6 +171,13 @@ func (s *Sim) BuyItNow(ctx context.Context, buyer string, itemNo int64) (money.A
 	return l.BINPrice, nil
 }
 
+// RivalBid places a bid for bidder as any other marketplace user would,
+// bypassing failure injection (ineligibility still applies): scripted
+// rivals, /sim/placeBid and the contract suite's control use it.
+func (s *Sim) RivalBid(ctx context.Context, bidder string, itemNo int64, max money.Amount) (market.BidReceipt, error) {
+	return s.bid(ctx, bidder, itemNo, max)
+}
+
 // Watch puts an item on user's marketplace watch list (a no-op when it is
 // already there).
 func (s *Sim) Watch(ctx context.Context, user string, itemNo int64) error {
