@@ -209,7 +209,10 @@ type call struct {
 }
 
 var calls = []call{
-	{"Item", false, func(ctx context.Context, m market.Market, _ string, no int64) error { _, err := m.Item(ctx, no); return err }},
+	{"Item", false, func(ctx context.Context, m market.Market, _ string, no int64) error {
+		_, err := m.Item(ctx, no)
+		return err
+	}},
 	{"Search", false, func(ctx context.Context, m market.Market, _ string, _ int64) error {
 		_, err := m.Search(ctx, searchWord, "", 10)
 		return err
