@@ -262,16 +262,19 @@ func TestAuctionExamples(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		a := auction.New(auction.Terms{Currency: tt.cur, Start: tt.start, Reserve: tt.reserve, BuyItNow: tt.bin, End: tEnd})
-		for i, b := range tt.bids {
-			_, err := a.Place(auction.Bid{Bidder: b.who, Max: b.max, Time: t0})
-			if !errors.Is(err, b.wantErr) || (err == nil) != (b.wantErr == nil) {
-				t.Errorf("%s: bid %d (%s %v) = %v, want %v", tt.name, i, b.who, b.max, err, b.wantErr)
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := auction.New(auction.Terms{Currency: tt.cur, Start: tt.start, Reserve: tt.reserve, BuyItNow: tt.bin, End: tEnd})
+			for i, b := range tt.bids {
+				_, err := a.Place(auction.Bid{Bidder: b.who, Max: b.max, Time: t0})
+				if !errors.Is(err, b.wantErr) || (err == nil) != (b.wantErr == nil) {
+					t.Errorf("bid %d (%s %v) = %v, want %v", i, b.who, b.max, err, b.wantErr)
+				}
+				if leader, _ := a.Leader(); a.Price() != b.price || leader != b.leader {
+					t.Errorf("after bid %d: price %v leader %q, want %v %q", i, a.Price(), leader, b.price, b.leader)
+				}
 			}
-			if leader, _ := a.Leader(); a.Price() != b.price || leader != b.leader {
-				t.Errorf("%s: after bid %d: price %v leader %q, want %v %q", tt.name, i, a.Price(), leader, b.price, b.leader)
-			}
-		}
+		})
 	}
 }
 

@@ -13,6 +13,12 @@
 // The Market is called on behalf of the users in Users only; the eBay
 // adapter's harness links those users before the suite runs. Rival bids
 // go through the Control and need no link.
+//
+// Item fields, prices and end times must match the marketplace's truth
+// exactly. Times an implementation may only learn to the second (Now, a
+// receipt's time, history times) are compared within a second. The suite
+// moves the marketplace clock with Control.Advance and never sleeps; a
+// fault the marketplace cannot produce is skipped, never faked.
 package contract
 
 import (
