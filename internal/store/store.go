@@ -30,6 +30,7 @@ type Store interface {
 	AccountStore
 	SnipeStore
 	SearchStore
+	LeaseStore
 	// Close releases the database.
 	Close() error
 }

@@ -63,7 +63,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	// PostgreSQL handles concurrent writers itself: one pool for both.
-	return &Store{sqlstore.New(db, db, sqlstore.Options{ImportBatch: importBatch})}, nil
+	return &Store{sqlstore.New(db, db, sqlstore.Options{ImportBatch: importBatch, Now: sqlstore.NowPostgres})}, nil
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
@@ -88,7 +88,10 @@ func migrate(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("migrations: %w", err)
 	}
 	p, err := goose.NewProvider(goose.DialectPostgres, db, fsys,
-		goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker))
+		goose.WithDisableGlobalRegistry(true), goose.WithSessionLocker(locker),
+		// A missing lower-numbered migration (features landing out of
+		// order) is applied rather than refused, as on SQLite.
+		goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}

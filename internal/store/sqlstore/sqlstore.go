@@ -24,6 +24,7 @@ type Store struct {
 	w           *pool
 	r           *pool
 	importBatch int
+	now         string
 }
 
 // Options tune a Store to its engine.
@@ -33,11 +34,25 @@ type Options struct {
 	// networked server, but SQLite looks $N parameters up linearly, so there
 	// they get slower per row as they grow.
 	ImportBatch int
+	// Now is the SQL expression of the database's clock in Unix
+	// milliseconds, which times the sniper leases (default NowSQLite).
+	Now string
 }
+
+// The database clock in Unix milliseconds, per engine. SQLite's julianday
+// keeps milliseconds; PostgreSQL's clock_timestamp() is the time of the
+// statement itself, not of its transaction's start.
+const (
+	NowSQLite   = `CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)`
+	NowPostgres = `CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)`
+)
 
 // New returns a Store that writes through w and reads through r.
 func New(w, r *sql.DB, o Options) *Store {
-	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch)}
+	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), now: o.Now}
+	if s.now == "" {
+		s.now = NowSQLite
+	}
 	s.r = s.w
 	if r != w {
 		s.r = newPool(r)
