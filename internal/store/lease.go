@@ -24,9 +24,9 @@ type LeaseStore interface {
 	LeaseView(ctx context.Context) (LeaseView, error)
 	// AcquireLease takes partition p.Partition for p.Holder until the
 	// database's now + p.TTL, if the partition is free, expired or already
-	// p.Holder's. A change of holder increments the epoch; a holder
-	// re-acquiring keeps it. A lease held by another live holder is
-	// ErrConflict, as is losing a race for it.
+	// p.Holder's (or always, with p.Force). A change of holder increments
+	// the epoch; a holder re-acquiring keeps it. A lease held by another
+	// live holder is ErrConflict, as is losing a race for it.
 	AcquireLease(ctx context.Context, p AcquireParams) (Acquired, error)
 	// RenewLeases extends every lease p.Holder holds to the database's now
 	// + p.TTL, expired or not (no one else took it, so its epoch still
@@ -87,6 +87,11 @@ type AcquireParams struct {
 	Partition int
 	Holder    string
 	TTL       time.Duration
+	// Force takes the lease even from a live holder (still a change of
+	// holder: the epoch grows). Only for a database that one process
+	// serves, as a SQLite data folder under its lock: a previous holder
+	// there is a dead process of the same instance's folder.
+	Force bool
 }
 
 // Acquired is the outcome of a successful AcquireLease.

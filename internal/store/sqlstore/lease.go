@@ -23,15 +23,15 @@ func (s *Store) Heartbeat(ctx context.Context, p store.HeartbeatParams) error {
 	if p.Instance == "" || p.Partitions <= 0 || p.TTL < 0 {
 		return fmt.Errorf("heartbeat: instance %q with %d partitions and TTL %v: need an ID, partitions > 0 and TTL >= 0", p.Instance, p.Partitions, p.TTL)
 	}
-	if _, err := s.w.ExecContext(ctx,
+	if _, err := s.execClocked(ctx,
 		`INSERT INTO sniper_instances (id, partitions, addr, started_ms, expires_ms)
-		 VALUES ($1, $2, $3, `+s.now+`, `+s.now+` + $4)
+		 VALUES ($1, $2, $3, {now}, {now} + $4)
 		 ON CONFLICT (id) DO UPDATE SET partitions = excluded.partitions, addr = excluded.addr, expires_ms = excluded.expires_ms`,
 		p.Instance, p.Partitions, p.Addr, p.TTL.Milliseconds()); err != nil {
 		return fmt.Errorf("heartbeat %s: %w", p.Instance, err)
 	}
-	if _, err := s.w.ExecContext(ctx,
-		`DELETE FROM sniper_instances WHERE expires_ms < `+s.now+` - $1`, instancePruneAge.Milliseconds()); err != nil {
+	if _, err := s.execClocked(ctx,
+		`DELETE FROM sniper_instances WHERE expires_ms < {now} - $1`, instancePruneAge.Milliseconds()); err != nil {
 		return fmt.Errorf("heartbeat %s: prune: %w", p.Instance, err)
 	}
 	return nil
@@ -49,7 +49,7 @@ func (s *Store) Leave(ctx context.Context, instance string) error {
 func (s *Store) LeaseView(ctx context.Context) (store.LeaseView, error) {
 	var v store.LeaseView
 	var now int64
-	if err := s.w.QueryRowContext(ctx, `SELECT `+s.now).Scan(&now); err != nil {
+	if err := s.queryRowClocked(ctx, `SELECT {now}`).Scan(&now); err != nil {
 		return v, fmt.Errorf("lease view: clock: %w", err)
 	}
 	v.Now = fromMS(now)
@@ -96,13 +96,13 @@ func (s *Store) AcquireLease(ctx context.Context, p store.AcquireParams) (store.
 		prevEpoch, prevUntil int64
 		now                  int64
 	)
-	err := s.w.QueryRowContext(ctx,
-		`SELECT holder, epoch, expires_ms, `+s.now+` FROM sniper_leases WHERE part = $1`, p.Partition).
+	err := s.queryRowClocked(ctx,
+		`SELECT holder, epoch, expires_ms, {now} FROM sniper_leases WHERE part = $1`, p.Partition).
 		Scan(&prevHolder, &prevEpoch, &prevUntil, &now)
 	if errors.Is(err, sql.ErrNoRows) {
 		var until int64
-		err := s.w.QueryRowContext(ctx,
-			`INSERT INTO sniper_leases (part, holder, epoch, expires_ms) VALUES ($1, $2, 1, `+s.now+` + $3)
+		err := s.queryRowClocked(ctx,
+			`INSERT INTO sniper_leases (part, holder, epoch, expires_ms) VALUES ($1, $2, 1, {now} + $3)
 			 ON CONFLICT (part) DO NOTHING RETURNING expires_ms`, p.Partition, p.Holder, ttl).Scan(&until)
 		if errors.Is(err, sql.ErrNoRows) {
 			return store.Acquired{}, fmt.Errorf("acquire lease %d: another instance created it first: %w", p.Partition, store.ErrConflict)
@@ -118,7 +118,7 @@ func (s *Store) AcquireLease(ctx context.Context, p store.AcquireParams) (store.
 	if err != nil {
 		return store.Acquired{}, fmt.Errorf("acquire lease %d: %w", p.Partition, err)
 	}
-	if prevHolder != p.Holder && prevHolder != "" && prevUntil > now {
+	if prevHolder != p.Holder && prevHolder != "" && prevUntil > now && !p.Force {
 		return store.Acquired{}, fmt.Errorf("acquire lease %d: held by %s for %v more: %w",
 			p.Partition, prevHolder, time.Duration(prevUntil-now)*time.Millisecond, store.ErrConflict)
 	}
@@ -127,11 +127,11 @@ func (s *Store) AcquireLease(ctx context.Context, p store.AcquireParams) (store.
 		epoch++
 	}
 	var until int64
-	err = s.w.QueryRowContext(ctx,
-		`UPDATE sniper_leases SET holder = $2, epoch = $3, expires_ms = `+s.now+` + $4
-		 WHERE part = $1 AND holder = $5 AND epoch = $6 AND (holder = $2 OR holder = '' OR expires_ms <= `+s.now+`)
+	err = s.queryRowClocked(ctx,
+		`UPDATE sniper_leases SET holder = $2, epoch = $3, expires_ms = {now} + $4
+		 WHERE part = $1 AND holder = $5 AND epoch = $6 AND ($7 = 1 OR holder = $2 OR holder = '' OR expires_ms <= {now})
 		 RETURNING expires_ms`,
-		p.Partition, p.Holder, epoch, ttl, prevHolder, prevEpoch).Scan(&until)
+		p.Partition, p.Holder, epoch, ttl, prevHolder, prevEpoch, b2i(p.Force)).Scan(&until)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Acquired{}, fmt.Errorf("acquire lease %d: it changed hands or was renewed meanwhile: %w", p.Partition, store.ErrConflict)
 	}
@@ -152,8 +152,8 @@ func (s *Store) RenewLeases(ctx context.Context, p store.RenewParams) ([]store.L
 	if p.Holder == "" || p.TTL < 0 {
 		return nil, fmt.Errorf("renew leases of %q: need a holder and TTL >= 0", p.Holder)
 	}
-	rows, err := s.w.QueryContext(ctx,
-		`UPDATE sniper_leases SET expires_ms = `+s.now+` + $2 WHERE holder = $1
+	rows, err := s.queryClocked(ctx,
+		`UPDATE sniper_leases SET expires_ms = {now} + $2 WHERE holder = $1
 		 RETURNING part, holder, epoch, expires_ms`, p.Holder, p.TTL.Milliseconds())
 	if err != nil {
 		return nil, fmt.Errorf("renew leases of %s: %w", p.Holder, err)
@@ -177,8 +177,8 @@ func (s *Store) ReleaseLeases(ctx context.Context, p store.ReleaseParams) error 
 		args = append(args, part)
 		in[i] = "$" + strconv.Itoa(len(args))
 	}
-	if _, err := s.w.ExecContext(ctx,
-		`UPDATE sniper_leases SET holder = '', expires_ms = `+s.now+`
+	if _, err := s.execClocked(ctx,
+		`UPDATE sniper_leases SET holder = '', expires_ms = {now}
 		 WHERE holder = $1 AND part IN (`+strings.Join(in, ", ")+`)`, args...); err != nil {
 		return fmt.Errorf("release leases of %s: %w", p.Holder, err)
 	}
@@ -204,4 +204,29 @@ func scanLeases(rows *sql.Rows) ([]store.Lease, error) {
 func closeRows(rows *sql.Rows) error {
 	err := rows.Err()
 	return errors.Join(err, rows.Close())
+}
+
+// clocked replaces {now} in q with the database clock: the engine's SQL
+// expression, or the process's clock bound as one more parameter.
+func (s *Store) clocked(q string, args ...any) (string, []any) {
+	if s.now != "" {
+		return strings.ReplaceAll(q, "{now}", s.now), args
+	}
+	args = append(args, time.Now().UnixMilli())
+	return strings.ReplaceAll(q, "{now}", "$"+strconv.Itoa(len(args))), args
+}
+
+func (s *Store) execClocked(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	q, args = s.clocked(q, args...)
+	return s.w.ExecContext(ctx, q, args...)
+}
+
+func (s *Store) queryClocked(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	q, args = s.clocked(q, args...)
+	return s.w.QueryContext(ctx, q, args...)
+}
+
+func (s *Store) queryRowClocked(ctx context.Context, q string, args ...any) *sql.Row {
+	q, args = s.clocked(q, args...)
+	return s.w.QueryRowContext(ctx, q, args...)
 }

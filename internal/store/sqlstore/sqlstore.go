@@ -35,24 +35,20 @@ type Options struct {
 	// they get slower per row as they grow.
 	ImportBatch int
 	// Now is the SQL expression of the database's clock in Unix
-	// milliseconds, which times the sniper leases (default NowSQLite).
+	// milliseconds, which times the sniper leases. Empty means the
+	// process's clock, passed as a parameter: right for SQLite, where one
+	// process serves the database, and it lets tests run leases in a
+	// testing/synctest bubble.
 	Now string
 }
 
-// The database clock in Unix milliseconds, per engine. SQLite's julianday
-// keeps milliseconds; PostgreSQL's clock_timestamp() is the time of the
-// statement itself, not of its transaction's start.
-const (
-	NowSQLite   = `CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)`
-	NowPostgres = `CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)`
-)
+// NowPostgres is PostgreSQL's clock in Unix milliseconds: clock_timestamp()
+// is the time of the statement itself, not of its transaction's start.
+const NowPostgres = `CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)`
 
 // New returns a Store that writes through w and reads through r.
 func New(w, r *sql.DB, o Options) *Store {
 	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), now: o.Now}
-	if s.now == "" {
-		s.now = NowSQLite
-	}
 	s.r = s.w
 	if r != w {
 		s.r = newPool(r)

@@ -37,10 +37,17 @@ var leaseTests = []test{
 		first := b.acquire(t, 0, "A", long)
 		_, err := b.s.AcquireLease(b.ctx, store.AcquireParams{Partition: 0, Holder: "B", TTL: long})
 		wantErr(t, "AcquireLease(held by A) for B", err, store.ErrConflict)
+		// Force takes it anyway, as a change of holder.
+		forced, err := b.s.AcquireLease(b.ctx, store.AcquireParams{Partition: 0, Holder: "C", TTL: long, Force: true})
+		if err != nil || forced.Lease.Epoch != first.Lease.Epoch+1 || forced.PrevHolder != "A" {
+			t.Fatalf("AcquireLease(Force) = %+v, %v; want epoch %d taken from A", forced, err, first.Lease.Epoch+1)
+		}
+		_, err = b.s.AcquireLease(b.ctx, store.AcquireParams{Partition: 0, Holder: "A", TTL: long})
+		wantErr(t, "AcquireLease by A after C forced it", err, store.ErrConflict)
 		// The holder re-acquiring extends its lease and keeps the epoch.
-		again := b.acquire(t, 0, "A", long)
-		if again.Lease.Epoch != first.Lease.Epoch || again.PrevHolder != "A" {
-			t.Errorf("re-acquire by A = epoch %d, prev %q; want epoch %d, prev A", again.Lease.Epoch, again.PrevHolder, first.Lease.Epoch)
+		again := b.acquire(t, 0, "C", long)
+		if again.Lease.Epoch != forced.Lease.Epoch || again.PrevHolder != "C" {
+			t.Errorf("re-acquire by C = epoch %d, prev %q; want epoch %d, prev C", again.Lease.Epoch, again.PrevHolder, forced.Lease.Epoch)
 		}
 	}},
 	{"AcquireExpiredMovesEpoch", func(t *testing.T, b *bundle) {
