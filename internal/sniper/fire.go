@@ -35,7 +35,7 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 	}()
 	onTime := s.clk.Now().Before(s.toLocal(fireAt))
 	ctx = highPriority(ctx)
-	err := s.st.Transition(ctx, id, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{})
+	err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring})
 	if err != nil {
 		// ErrConflict/ErrNotFound: an edit, delete or pre-flight got there
 		// first; whoever moved it has re-armed it if needed.
@@ -257,7 +257,7 @@ func endedCode(r market.EndReason) (outcome.Code, bool) {
 func (s *Sniper) revert(ctx context.Context, id int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	if err := s.st.Transition(ctx, id, []store.State{store.StateFiring}, store.StateScheduled, outcome.Pending, "", time.Time{}); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateFiring}, To: store.StateScheduled}); err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("revert firing snipe", "snipe", id, "err", err)
 	}
 }
@@ -270,7 +270,7 @@ func (s *Sniper) record(ctx context.Context, sn store.Snipe, from []store.State,
 	defer cancel()
 	var err error
 	for try := 0; try < 3; try++ {
-		err = s.st.Transition(wctx, sn.ID, from, to, code, detail, placedAt)
+		err = s.st.Transition(wctx, store.TransitionParams{ID: sn.ID, From: from, To: to, Outcome: code, Detail: detail, PlacedAt: placedAt})
 		if err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 			break
 		}

@@ -133,12 +133,12 @@ func (s *Sniper) followUp(ctx context.Context, accountID, groupID int64) {
 			if waiting {
 				from = []store.State{store.StateSettled}
 			}
-			if err := s.st.Transition(ctx, o.ID, from, store.StateSettled, outcome.GroupWon, detail, time.Time{}); err == nil {
+			if err := s.st.Transition(ctx, store.TransitionParams{ID: o.ID, From: from, To: store.StateSettled, Outcome: outcome.GroupWon, Detail: detail}); err == nil {
 				s.met.outcomes.WithLabelValues(outcome.Of(outcome.GroupWon).Shorthand).Inc()
 				s.sched.forget(o.ID)
 			}
 		case won == nil && waiting && cutoff.Before(o.Item.End):
-			err := s.st.Transition(ctx, o.ID, []store.State{store.StateSettled}, store.StateScheduled, outcome.Pending, "", time.Time{})
+			err := s.st.Transition(ctx, store.TransitionParams{ID: o.ID, From: []store.State{store.StateSettled}, To: store.StateScheduled})
 			if err == nil {
 				s.Changed(o.ID)
 			} else if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {

@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sniped/sniped/internal/outcome"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -172,13 +171,13 @@ func (s *gatedStore) SnipesInState(ctx context.Context, state store.State, befor
 	return s.Store.SnipesInState(ctx, state, before, limit)
 }
 
-func (s *gatedStore) Transition(ctx context.Context, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time) error {
+func (s *gatedStore) Transition(ctx context.Context, p store.TransitionParams) error {
 	done, err := s.enter(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	return s.Store.Transition(ctx, id, from, to, o, detail, placedAt)
+	return s.Store.Transition(ctx, p)
 }
 
 func (s *gatedStore) UpdateItem(ctx context.Context, id int64, item store.ItemSnapshot) error {

@@ -87,7 +87,7 @@ func (s *Sniper) resolveFiring(ctx context.Context, sn store.Snipe) {
 		}
 	case !bs.Ended && s.marketNow().Add(s.cfg.RetryCutoff).Before(sn.Item.End):
 		// The bid never left and there is still time: fire it now.
-		if err := s.st.Transition(ctx, sn.ID, []store.State{store.StateFiring}, store.StateScheduled, outcome.Pending, "", time.Time{}); err == nil {
+		if err := s.st.Transition(ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StateFiring}, To: store.StateScheduled}); err == nil {
 			s.Changed(sn.ID)
 		}
 	default:
