@@ -2,8 +2,14 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
+
+// ErrFenced: a fenced write came from an instance that no longer holds the
+// partition's lease under that epoch. It is an ErrConflict: someone else
+// owns the row now.
+var ErrFenced = fmt.Errorf("%w: the partition's lease has moved on", ErrConflict)
 
 // LeaseStore coordinates sniper instances sharing one database. The work is
 // split into partitions (by account); an instance fires a partition's
@@ -33,6 +39,9 @@ type LeaseStore interface {
 	// fences), and returns them by partition. A lease missing from the
 	// answer is lost.
 	RenewLeases(ctx context.Context, p RenewParams) ([]Lease, error)
+	// SnipesInPartitions is SnipesInState restricted to the snipes of
+	// accounts in q.Only (partition = account ID mod q.Partitions).
+	SnipesInPartitions(ctx context.Context, q PartitionQuery) ([]Snipe, error)
 	// ReleaseLeases gives up p.Holder's leases on p.Partitions at once:
 	// they become free (no holder, expired now) with their epoch kept, so
 	// the next holder's epoch is higher. Partitions it does not hold are
@@ -117,4 +126,24 @@ type RenewParams struct {
 type ReleaseParams struct {
 	Holder     string
 	Partitions []int
+}
+
+// Fence is the lease a sniper state change is made under (see
+// TransitionParams.Fence).
+type Fence struct {
+	Holder string
+	// Partitions is K; the snipe's account must map to Partition.
+	Partitions int
+	Partition  int
+	Epoch      int64
+}
+
+// PartitionQuery selects snipes for SnipesInPartitions.
+type PartitionQuery struct {
+	State  State
+	Before time.Time
+	Limit  int
+	// Partitions is K; Only lists the partitions wanted (none: no snipes).
+	Partitions int
+	Only       []int
 }

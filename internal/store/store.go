@@ -230,6 +230,11 @@ type TransitionParams struct {
 	// bid still being IfBid: a decision taken on a bid that a user's edit
 	// has since changed (pre-flight's "too low") does not apply.
 	IfBid money.Amount
+	// Fence, when set, makes the move also conditional on the sniper
+	// instance still holding the lease of the snipe's partition under the
+	// same epoch: a write from an instance whose lease has moved on is
+	// ErrFenced (an ErrConflict).
+	Fence *Fence
 }
 
 // Search is a saved search.

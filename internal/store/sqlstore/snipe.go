@@ -375,6 +375,31 @@ func (s *Store) SnipesInState(ctx context.Context, state store.State, before tim
 	return out, nil
 }
 
+// SnipesInPartitions is SnipesInState for the accounts of some partitions.
+func (s *Store) SnipesInPartitions(ctx context.Context, q store.PartitionQuery) ([]store.Snipe, error) {
+	if len(q.Only) == 0 {
+		return nil, nil
+	}
+	if q.Partitions <= 0 {
+		return nil, fmt.Errorf("snipes in partitions: %d partitions: must be positive", q.Partitions)
+	}
+	args := []any{string(q.State), ms(q.Before), limitOrAll(q.Limit), q.Partitions}
+	in := make([]string, len(q.Only))
+	for i, p := range q.Only {
+		args = append(args, p)
+		in[i] = "$" + strconv.Itoa(len(args))
+	}
+	cond := `s.state = $1 AND s.fire_at_ms < $2 AND s.account_id % $4 IN (` + strings.Join(in, ", ") + `)`
+	if q.State == store.StateScheduled {
+		cond += ` AND s.enabled = 1 AND s.bid_cents > 0 AND s.item_ended = 0`
+	}
+	out, err := querySnipes(ctx, s.r, selectSnipes+` WHERE `+cond+` ORDER BY s.fire_at_ms, s.id LIMIT $3`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("snipes in state %s of partitions %v: %w", q.State, q.Only, err)
+	}
+	return out, nil
+}
+
 // Transition moves a snipe between states as one compare-and-set UPDATE.
 func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error {
 	id := p.ID
@@ -388,6 +413,12 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error 
 	if p.IfBid != 0 {
 		args = append(args, int64(p.IfBid))
 		where += ` AND bid_cents = $` + strconv.Itoa(len(args))
+	}
+	if f := p.Fence; f != nil {
+		args = append(args, f.Partitions, f.Partition, f.Holder, f.Epoch)
+		n := len(args)
+		where += fmt.Sprintf(` AND account_id %% $%d = $%d AND EXISTS (SELECT 1 FROM sniper_leases l WHERE l.part = $%d AND l.holder = $%d AND l.epoch = $%d)`,
+			n-3, n-2, n-2, n-1, n)
 	}
 	in := make([]string, len(p.From))
 	for i, st := range p.From {
@@ -409,13 +440,26 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error 
 		return nil
 	}
 	var state string
-	var bid int64
-	err := s.w.QueryRowContext(ctx, `SELECT state, bid_cents FROM snipes WHERE id = $1`, id).Scan(&state, &bid)
+	var bid, account int64
+	err := s.w.QueryRowContext(ctx, `SELECT state, bid_cents, account_id FROM snipes WHERE id = $1`, id).Scan(&state, &bid, &account)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("transition snipe id %d: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("transition snipe id %d: %w", id, err)
+	}
+	if f := p.Fence; f != nil {
+		if int(account%int64(f.Partitions)) != f.Partition {
+			return fmt.Errorf("transition snipe id %d: its account %d is not in partition %d of %d", id, account, f.Partition, f.Partitions)
+		}
+		var held int
+		if err := s.w.QueryRowContext(ctx, `SELECT COUNT(*) FROM sniper_leases WHERE part = $1 AND holder = $2 AND epoch = $3`,
+			f.Partition, f.Holder, f.Epoch).Scan(&held); err != nil {
+			return fmt.Errorf("transition snipe id %d: %w", id, err)
+		}
+		if held == 0 {
+			return fmt.Errorf("transition snipe id %d to %s: partition %d epoch %d of %s: %w", id, p.To, f.Partition, f.Epoch, f.Holder, store.ErrFenced)
+		}
 	}
 	if p.IfBid != 0 && bid != int64(p.IfBid) {
 		return fmt.Errorf("transition snipe id %d to %s: its bid changed: %w", id, p.To, store.ErrConflict)

@@ -237,3 +237,81 @@ func partitions(ls []store.Lease) []int {
 	}
 	return out
 }
+
+var fenceTests = []test{
+	{"FencedTransition", func(t *testing.T, b *bundle) {
+		const k = 4
+		part := int(b.alice.ID % k)
+		sn := b.snipe(t, b.alice.ID, 1, 500, b.now.Add(hour))
+		a := b.acquire(t, part, "A", 0) // expires at once: B takes it below
+		fenceA := &store.Fence{Holder: "A", Partitions: k, Partition: part, Epoch: a.Lease.Epoch}
+		move := func(from, to store.State, f *store.Fence) error {
+			return b.s.Transition(b.ctx, store.TransitionParams{ID: sn.ID, From: []store.State{from}, To: to, Fence: f})
+		}
+		if err := move(store.StateScheduled, store.StateFiring, fenceA); err != nil {
+			t.Fatalf("Transition under A's lease = %v", err)
+		}
+		bl := b.acquire(t, part, "B", long)
+		for _, c := range []struct {
+			name  string
+			fence *store.Fence
+		}{
+			{"A's old epoch", fenceA},
+			{"B's epoch under A's name", &store.Fence{Holder: "A", Partitions: k, Partition: part, Epoch: bl.Lease.Epoch}},
+			{"another partition's lease", &store.Fence{Holder: "B", Partitions: k, Partition: (part + 1) % k, Epoch: bl.Lease.Epoch}},
+		} {
+			err := move(store.StateFiring, store.StatePlaced, c.fence)
+			if c.name == "another partition's lease" {
+				if err == nil || errors.Is(err, store.ErrConflict) {
+					t.Errorf("Transition with %s = %v, want a plain error (the snipe is not in it)", c.name, err)
+				}
+				continue
+			}
+			wantErr(t, "Transition with "+c.name, err, store.ErrFenced)
+			wantErr(t, "Transition with "+c.name, err, store.ErrConflict)
+		}
+		if got := b.get(t, b.alice.ID, 1); got.State != store.StateFiring {
+			t.Errorf("after refused writes the snipe is %s, want still firing", got.State)
+		}
+		fenceB := &store.Fence{Holder: "B", Partitions: k, Partition: part, Epoch: bl.Lease.Epoch}
+		if err := move(store.StateFiring, store.StatePlaced, fenceB); err != nil {
+			t.Errorf("Transition under B's lease = %v", err)
+		}
+		// The state compare-and-set still applies under a valid fence.
+		wantErr(t, "Transition from the wrong state", move(store.StateFiring, store.StateSettled, fenceB), store.ErrConflict)
+		if err := move(store.StatePlaced, store.StateSettled, fenceB); err != nil {
+			t.Errorf("Transition placed→settled under B's lease = %v", err)
+		}
+	}},
+	{"SnipesInPartitions", func(t *testing.T, b *bundle) {
+		const k = 2
+		end := b.now.Add(hour)
+		a1 := b.snipe(t, b.alice.ID, 1, 500, end)
+		a2 := b.snipe(t, b.alice.ID, 2, 500, end.Add(time.Second))
+		bo := b.snipe(t, b.bob.ID, 1, 500, end)
+		b.snipe(t, b.alice.ID, 3, 0, end) // watched: not armed
+		pa, pb := int(b.alice.ID%k), int(b.bob.ID%k)
+		if pa == pb {
+			t.Fatalf("alice and bob share partition %d of %d; the test needs them apart", pa, k)
+		}
+		tests := []struct {
+			only []int
+			want []int64
+		}{
+			{[]int{pa}, []int64{a1.ID, a2.ID}},
+			{[]int{pb}, []int64{bo.ID}},
+			{[]int{0, 1}, []int64{a1.ID, bo.ID, a2.ID}},
+			{nil, nil},
+		}
+		for _, tc := range tests {
+			got, err := b.s.SnipesInPartitions(b.ctx, store.PartitionQuery{State: store.StateScheduled, Before: end.Add(hour), Partitions: k, Only: tc.only})
+			if err != nil || !slices.Equal(ids(got), tc.want) {
+				t.Errorf("SnipesInPartitions(%v) = %v, %v; want %v", tc.only, ids(got), err, tc.want)
+			}
+		}
+		got, err := b.s.SnipesInPartitions(b.ctx, store.PartitionQuery{State: store.StateScheduled, Before: end.Add(hour), Limit: 1, Partitions: k, Only: []int{pa}})
+		if want := []int64{a1.ID}; err != nil || !slices.Equal(ids(got), want) {
+			t.Errorf("SnipesInPartitions(limit 1) = %v, %v; want %v", ids(got), err, want)
+		}
+	}},
+}

@@ -28,6 +28,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Sniper", sniperTests},
 		{"Searches", searchTests},
 		{"Leases", leaseTests},
+		{"Fences", fenceTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
