@@ -169,7 +169,7 @@ func runServe(args []string, stderr io.Writer) error {
 	apiHandler := api.New(api.Config{
 		BaseContext: runCtx,
 		// snp.Market() is the marketplace with call metrics, shared with the sniper.
-		Store: st, Market: snp.Market(), Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
+		Store: st, Market: snp.Market(), Clock: clk, ClockOffset: snp.ClockOffset, Logger: log.With("component", "api"), Notifier: notifier,
 		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
 	})
 	mux := http.NewServeMux()

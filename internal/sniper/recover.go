@@ -73,8 +73,12 @@ func (s *Sniper) recover(ctx context.Context) error {
 
 // resolve starts resolving a firing snipe that no goroutine is sending,
 // once: a snipe already being resolved is left to that resolution. It
-// waits for a background slot.
-func (s *Sniper) resolve(ctx context.Context, sn store.Snipe) {
+// waits for a background slot; tryResolve does not (the sweep comes back).
+func (s *Sniper) resolve(ctx context.Context, sn store.Snipe) { s.startResolve(ctx, sn, true) }
+
+func (s *Sniper) tryResolve(ctx context.Context, sn store.Snipe) { s.startResolve(ctx, sn, false) }
+
+func (s *Sniper) startResolve(ctx context.Context, sn store.Snipe, wait bool) {
 	s.resolvingMu.Lock()
 	if s.resolving[sn.ID] {
 		s.resolvingMu.Unlock()
@@ -87,7 +91,8 @@ func (s *Sniper) resolve(ctx context.Context, sn store.Snipe) {
 		delete(s.resolving, sn.ID)
 		s.resolvingMu.Unlock()
 	}
-	if !s.spawn(ctx, s.bg, func(ctx context.Context) { defer done(); s.resolveFiring(ctx, sn) }) {
+	f := func(ctx context.Context) { defer done(); s.resolveFiring(ctx, sn) }
+	if wait && !s.spawn(ctx, s.bg, f) || !wait && !s.trySpawn(ctx, s.bg, f) {
 		done()
 	}
 }

@@ -180,7 +180,7 @@ func (s *Sniper) sweep(ctx context.Context) error {
 	}
 	for _, sn := range firing {
 		if !s.sched.inFlight(sn.ID) {
-			s.resolve(ctx, sn)
+			s.tryResolve(ctx, sn)
 		}
 	}
 	return nil
