@@ -202,7 +202,7 @@ func TestAddBidAfterBidSentConflicts(t *testing.T) {
 	}
 	r := b.call("addBid", "item_no", no, "bid", "40")
 	r.wantError(t, 409, "conflict", "")
-	want := "the bid for item " + no + " has already been sent; it can no longer be changed"
+	want := "the bid for item " + no + " is being placed or has been sent; it can no longer be changed"
 	if got := str(t, r.body, "message"); got != want {
 		t.Errorf("message = %q, want %q", got, want)
 	}

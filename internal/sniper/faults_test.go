@@ -70,6 +70,34 @@ type faultMarket struct {
 	lose int
 	// landAfter delays a lost bid's arrival at the marketplace.
 	landAfter time.Duration
+	// slowBidState delays every BidState call before it reaches the
+	// marketplace; inFlight and peak count the calls waiting.
+	slowBidState   time.Duration
+	inFlight, peak int
+}
+
+func (f *faultMarket) BidState(ctx context.Context, user string, itemNo int64) (market.BidState, error) {
+	f.mu.Lock()
+	f.inFlight++
+	f.peak = max(f.peak, f.inFlight)
+	d := f.slowBidState
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.inFlight--
+		f.mu.Unlock()
+	}()
+	if d > 0 {
+		time.Sleep(d)
+	}
+	return f.Market.BidState(ctx, user, itemNo)
+}
+
+// peakBidState is the most BidState calls that were in flight at once.
+func (f *faultMarket) peakBidState() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.peak
 }
 
 // loseAnswers makes the next n PlaceBid calls time out for the caller; each
@@ -100,3 +128,17 @@ func (f *faultMarket) PlaceBid(ctx context.Context, user string, itemNo int64, m
 	}()
 	return market.BidReceipt{}, context.DeadlineExceeded
 }
+
+// failWhile returns an injector failing method (for itemNo, or any item
+// when itemNo is 0) with ErrUnavailable while cond holds.
+func failWhile(method string, itemNo int64, cond func() bool) markettest.Injector {
+	return func(m, _ string, no int64) error {
+		if m == method && (itemNo == 0 || no == itemNo) && cond() {
+			return market.ErrUnavailable
+		}
+		return nil
+	}
+}
+
+// before reports whether the (virtual) local clock is before t.
+func before(t time.Time) func() bool { return func() bool { return time.Now().Before(t) } }

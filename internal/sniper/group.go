@@ -13,8 +13,10 @@ import (
 // Bid Group rules. A group wins at most one item:
 //
 //   - A group snipe fires only while none of its siblings may still be won
-//     by us: no sibling won, no sibling's bid leads a running auction, and
-//     no sibling that ends earlier is still waiting to fire (end-time order).
+//     by us: no sibling won, no sibling's bid leads a running auction, no
+//     sibling is unresolved (firing: its bid may have landed) unless the
+//     marketplace proves it cannot win, and no sibling that ends earlier is
+//     still waiting to fire (end-time order).
 //     Otherwise it is skipped as GroupLead (provisional, still re-armable)
 //     or, once a sibling is won, settled as GroupWon.
 //   - The check and the send happen under a per-group lock, so two siblings
@@ -78,7 +80,7 @@ func (s *Sniper) groupGate(ctx context.Context, sn store.Snipe, user string) (ok
 			continue
 		}
 		switch {
-		case o.State == store.StateFiring || o.State == store.StatePlaced:
+		case o.State == store.StatePlaced:
 			bs, err := s.mk.BidState(ctx, user, o.ItemNo)
 			switch {
 			case err != nil:
@@ -87,6 +89,20 @@ func (s *Sniper) groupGate(ctx context.Context, sn store.Snipe, user string) (ok
 				return false, outcome.GroupWon, fmt.Sprintf("Item %d of group %q was won.", o.ItemNo, sn.GroupName)
 			case bs.HighBidder && !bs.Ended:
 				return false, outcome.GroupLead, fmt.Sprintf("You lead item %d of this group, which ends %s.", o.ItemNo, o.Item.End.UTC().Format(time.DateTime))
+			}
+		case o.State == store.StateFiring:
+			// Unresolved: its bid may have landed. Only the marketplace's
+			// proof that it cannot win frees this snipe: the auction ended
+			// without us, or our bid is there and outbid (a fixed maximum
+			// never leads again). A lookup that does not show the bid
+			// proves nothing: it may be late or stale.
+			bs, err := s.mk.BidState(ctx, user, o.ItemNo)
+			switch {
+			case err == nil && bs.Won:
+				return false, outcome.GroupWon, fmt.Sprintf("Item %d of group %q was won.", o.ItemNo, sn.GroupName)
+			case err == nil && bs.Ended, err == nil && bidLanded(bs, o) && !bs.HighBidder:
+			default:
+				return false, outcome.GroupLead, fmt.Sprintf("Your bid on item %d of this group may have landed and sniped is still confirming it; held back to avoid winning two items.", o.ItemNo)
 			}
 		case armed(o) && now.Before(o.Item.End) && endsBefore(o, sn):
 			return false, outcome.GroupLead, fmt.Sprintf("Item %d of this group ends first and is sniped first.", o.ItemNo)

@@ -119,27 +119,62 @@ func (q *schedule) track(sn store.Snipe) {
 	} else {
 		q.uncountLocked(t.fireAt) // it moved to another second
 	}
+	t.fireAt, t.sn = sn.FireAt, sn
+	q.density[sn.FireAt.Unix()]++
+	q.armLocked(t)
+	s.met.scheduled.Set(float64(len(q.tracked)))
+}
+
+// armLocked queues t's arm and pre-flight entries under a new version, from
+// its fire time on the marketplace clock converted with the current offset.
+// q.mu must be held.
+func (q *schedule) armLocked(t *tracked) {
+	s := q.s
 	q.seq++
-	t.ver, t.fireAt, t.sn = q.seq, sn.FireAt, sn
+	t.ver = q.seq
+	id := t.sn.ID
 	now := s.clk.Now()
-	target := s.toLocal(sn.FireAt)
+	target := s.toLocal(t.fireAt)
 	// Arming writes to the store one snipe at a time. When many snipes
 	// share a moment, the k-th one arms k×ArmPerSnipe earlier so that all
-	// are marked firing before the moment instead of queueing after it.
-	sec := sn.FireAt.Unix()
-	q.density[sec]++
-	arm := target.Add(-s.cfg.ArmLead - time.Duration(q.density[sec]-1)*s.cfg.ArmPerSnipe)
+	// are marked firing before the moment instead of queueing after it,
+	// but never more than MaxArmLead early: users may edit until then.
+	lead := s.cfg.ArmLead + time.Duration(q.density[t.fireAt.Unix()]-1)*s.cfg.ArmPerSnipe
+	arm := target.Add(-min(lead, max(MaxArmLead, s.cfg.ArmLead)))
 	if arm.Before(now) {
 		arm = now
 	}
-	q.pushLocked(entry{at: arm, id: sn.ID, ver: t.ver, kind: kindArm})
+	q.pushLocked(entry{at: arm, id: id, ver: t.ver, kind: kindArm})
 	for _, lead := range []time.Duration{s.cfg.PreflightFar, s.cfg.PreflightNear} {
 		// A pre-flight must finish before arming; skip those too close.
 		if at := target.Add(-lead); at.After(now) && lead > s.cfg.ArmLead {
-			q.pushLocked(entry{at: at, id: sn.ID, ver: t.ver, kind: kindPreflight})
+			q.pushLocked(entry{at: at, id: id, ver: t.ver, kind: kindPreflight})
 		}
 	}
-	s.met.scheduled.Set(float64(len(q.tracked)))
+}
+
+// retime re-queues every idle tracked snipe after the clock offset changed:
+// its moment on the local clock moved.
+func (q *schedule) retime() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, t := range q.tracked {
+		if !t.busy {
+			q.armLocked(t)
+		}
+	}
+}
+
+// dueWithin reports whether a tracked snipe fires before m (marketplace clock).
+func (q *schedule) dueWithin(m time.Time) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, t := range q.tracked {
+		if t.fireAt.Before(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // uncountLocked takes a snipe that leaves fireAt's second out of its
@@ -288,16 +323,39 @@ func (q *schedule) dispatch(ctx context.Context, e entry) {
 		t.busy = true
 		fireAt := t.fireAt
 		q.mu.Unlock()
-		s.spawn(ctx, s.sem, func(ctx context.Context) { s.fire(ctx, e.id, e.ver, fireAt) })
+		// Shots wait for a slot: nothing the schedule holds is more urgent.
+		if !s.spawn(ctx, s.sem, func(ctx context.Context) { s.fire(ctx, e.id, e.ver, fireAt) }) {
+			q.mu.Lock()
+			t.busy = false
+			q.mu.Unlock()
+		}
 	case kindPreflight:
 		if sn, ok := q.current(e.id, e.ver); ok {
-			s.spawn(ctx, s.bg, func(ctx context.Context) { s.preflight(ctx, sn) })
+			// A pre-flight that finds no slot is skipped: the shot goes
+			// ahead on the last snapshot.
+			s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.preflight(ctx, sn) })
 		}
 	case kindSettle:
-		s.spawn(ctx, s.bg, func(ctx context.Context) { s.settle(ctx, e.id) })
+		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.settle(ctx, e.id) }) {
+			q.requeue(e)
+		}
 	case kindDisabled:
-		s.spawn(ctx, s.bg, func(ctx context.Context) { s.settleDisabled(ctx, e.id) })
+		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.settleDisabled(ctx, e.id) }) {
+			q.requeue(e)
+		}
 	}
+}
+
+// busyRetry is how soon background work that found every slot taken is
+// tried again.
+const busyRetry = 100 * time.Millisecond
+
+// requeue puts e back, busyRetry later, without starting a goroutine.
+func (q *schedule) requeue(e entry) {
+	e.at = q.s.clk.Now().Add(busyRetry)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pushLocked(e)
 }
 
 // loadLoop keeps the horizon filled from the store.

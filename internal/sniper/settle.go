@@ -31,16 +31,22 @@ func (s *Sniper) settle(ctx context.Context, id int64) {
 			return
 		}
 	}
-	retry := func() { s.sched.settleAt(id, s.clk.Now().Add(settleRetry), &sn) }
+	retry := func() { s.sched.settleAt(id, s.health.retryAt(s.clk.Now()), &sn) }
 	user, err := s.userName(ctx, sn.AccountID)
 	if err != nil {
-		retry()
+		s.sched.settleAt(id, s.clk.Now().Add(settleRetry), &sn)
+		return
+	}
+	// While the marketplace fails, retries share one backoff (backoff.go).
+	if ok, at := s.health.admit(s.clk.Now()); !ok {
+		s.sched.settleAt(id, at, &sn)
 		return
 	}
 	bs, err := s.mk.BidState(ctx, user, sn.ItemNo)
+	s.health.report(s.clk.Now(), err)
 	switch {
 	case errors.Is(err, market.ErrNotFound):
-		s.record(ctx, sn, []store.State{store.StatePlaced}, store.StateSettled, outcome.NotFound, "", time.Time{})
+		s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StatePlaced}, To: store.StateSettled, Outcome: outcome.NotFound})
 		return
 	case err != nil:
 		retry()
@@ -59,7 +65,7 @@ func (s *Sniper) settle(ctx context.Context, id int64) {
 	}
 	code, detail := result(sn, bs)
 	s.markEnded(ctx, sn, bs.CurrentPrice)
-	s.record(ctx, sn, []store.State{store.StatePlaced}, store.StateSettled, code, detail, time.Time{})
+	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StatePlaced}, To: store.StateSettled, Outcome: code, Detail: detail})
 }
 
 // result maps a user's standing on an ended item to the snipe's outcome.
@@ -108,7 +114,7 @@ func (s *Sniper) settleDisabled(ctx context.Context, id int64) {
 		return
 	}
 	s.markEnded(ctx, sn, 0)
-	s.record(ctx, sn, []store.State{store.StateScheduled}, store.StateSettled, outcome.Disabled, "", time.Time{})
+	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Disabled})
 }
 
 // sweepLoop periodically catches what the in-memory schedule cannot: placed
@@ -174,7 +180,7 @@ func (s *Sniper) sweep(ctx context.Context) error {
 	}
 	for _, sn := range firing {
 		if !s.sched.inFlight(sn.ID) {
-			s.spawn(ctx, s.bg, func(ctx context.Context) { s.resolveFiring(ctx, sn) })
+			s.tryResolve(ctx, sn)
 		}
 	}
 	return nil

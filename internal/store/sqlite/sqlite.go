@@ -25,9 +25,12 @@ var migrations embed.FS
 // pragmas apply to every connection. WAL lets readers run beside the one
 // writer; busy_timeout makes a second process (sniped account ... while
 // sniped serve runs) wait instead of failing; foreign_keys enables the
-// cascades; synchronous(NORMAL) is durable across process crashes in WAL
-// mode, which is the failure the sniper's state machine guards against.
-const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)"
+// cascades; synchronous(FULL) fsyncs the WAL at every commit, so a
+// committed write survives power loss, not only a process crash (NORMAL's
+// guarantee in WAL mode). The sniper depends on it: a lost firing mark
+// would let recovery settle a sent bid Missed without asking the
+// marketplace, and free its Bid Group. docs/performance.md has the cost.
+const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=synchronous(FULL)"
 
 // writerCacheKiB is the writer connection's page cache limit (64 MiB).
 const writerCacheKiB = "65536"

@@ -73,7 +73,7 @@ var sniperTests = []test{
 		wantErr(t, "Transition(from firing, is scheduled)", err, store.ErrConflict)
 		err = b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, To: store.StatePlaced, Outcome: outcome.Placed})
 		wantErr(t, "Transition(from none)", err, store.ErrConflict)
-		err = b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID+1000, From: sched, To: store.StateFiring})
+		err = b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID + 1000, From: sched, To: store.StateFiring})
 		wantErr(t, "Transition(unknown id)", err, store.ErrNotFound)
 
 		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: sched, To: store.StateFiring}); err != nil {
@@ -94,6 +94,20 @@ var sniperTests = []test{
 		got = b.get(t, b.alice.ID, 1)
 		if got.State != store.StateSettled || got.Outcome != outcome.Won || got.OutcomeDetail != "" || !got.PlacedAt.Equal(placedAt) {
 			t.Errorf("after placed→settled: %+v, want settled, Won, no detail, PlacedAt kept %v", got, placedAt)
+		}
+	}},
+	{"TransitionIfBid", func(t *testing.T, b *bundle) {
+		// A decision taken on bid 5.00 must not apply after an edit to 9.00.
+		s := b.snipe(t, b.alice.ID, 1, 500, b.now.Add(hour))
+		b.snipe(t, b.alice.ID, 1, 900, b.now.Add(hour))
+		sched := []store.State{store.StateScheduled}
+		err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: sched, To: store.StateSettled, Outcome: outcome.TooLow, IfBid: 500})
+		wantErr(t, "Transition(IfBid 5.00, bid is 9.00)", err, store.ErrConflict)
+		if got := b.get(t, b.alice.ID, 1); got.State != store.StateScheduled || got.Outcome != outcome.Pending {
+			t.Errorf("after a refused IfBid: %s/%d, want scheduled/pending", got.State, got.Outcome)
+		}
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: sched, To: store.StateSettled, Outcome: outcome.TooLow, IfBid: 900}); err != nil {
+			t.Errorf("Transition(IfBid 9.00, bid is 9.00) = %v, want nil", err)
 		}
 	}},
 	{"TransitionRace", func(t *testing.T, b *bundle) {
