@@ -311,6 +311,9 @@ func (m *Manager) Tick(ctx context.Context) {
 		return
 	}
 	if err := m.st.Heartbeat(ctx, store.HeartbeatParams{Instance: m.cfg.Instance, Partitions: m.cfg.Partitions, Addr: m.cfg.Addr, TTL: m.cfg.TTL}); err != nil {
+		if ctx.Err() != nil {
+			return
+		}
 		m.log.Warn("lease heartbeat failed", "err", err)
 	}
 	m.renew(ctx)
@@ -326,6 +329,9 @@ func (m *Manager) renew(ctx context.Context) {
 	sent := m.clk.Now()
 	ls, err := m.st.RenewLeases(ctx, store.RenewParams{Holder: m.cfg.Instance, TTL: m.cfg.TTL})
 	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
 		m.met.renewErrors.Inc()
 		m.log.Warn("lease renewal failed; partitions stop firing when their leases run short", "err", err)
 		return
@@ -397,7 +403,9 @@ func (m *Manager) release(ctx context.Context, parts []int, msg string) {
 func (m *Manager) rebalance(ctx context.Context) {
 	v, err := m.st.LeaseView(ctx)
 	if err != nil {
-		m.log.Warn("lease view failed", "err", err)
+		if ctx.Err() == nil {
+			m.log.Warn("lease view failed", "err", err)
+		}
 		return
 	}
 	target, ok := m.share(v)
@@ -592,4 +600,16 @@ func (m *Manager) signal() {
 	case m.changed <- struct{}{}:
 	default:
 	}
+}
+
+// RecoverAt is the latest RecoverAt of the held partitions: from then on,
+// every held partition's firing snipes may be resolved.
+func (m *Manager) RecoverAt() time.Time {
+	at := m.clk.Now()
+	for _, h := range m.Held() {
+		if h.RecoverAt.After(at) {
+			at = h.RecoverAt
+		}
+	}
+	return at
 }

@@ -161,11 +161,20 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 	proof := ""
 	for {
 		attempts++
+		if !s.awaitLease(ctx, sn.AccountID, deadline) {
+			// The partition moved (or this instance is paused past its
+			// lease): its next holder resolves the snipe, never resending
+			// blindly.
+			s.log.Warn("shot not sent: this instance's lease on the snipe's partition is not valid", "snipe", sn.ID, "attempts", attempts-1)
+			return
+		}
 		sentFrom = s.clk.Now()
 		if attempts == 1 && onTime {
 			s.met.lateness.Observe(max(0, sentFrom.Sub(target)).Seconds())
 		}
-		rc, err = s.mk.PlaceBid(ctx, user, sn.ItemNo, sn.Bid)
+		actx, cancel := s.attemptContext(ctx)
+		rc, err = s.mk.PlaceBid(actx, user, sn.ItemNo, sn.Bid)
+		cancel()
 		sentTo = s.clk.Now()
 		if err == nil {
 			break

@@ -79,6 +79,9 @@ type Config struct {
 	Clock      clock.Clock
 	Logger     *slog.Logger
 	Registerer prometheus.Registerer
+	// Lease, when set, limits the sniper to this instance's partitions of
+	// the work; Store must then be the lease's fenced view (lease.go).
+	Lease Lease
 
 	Horizon       time.Duration
 	Refresh       time.Duration
@@ -212,6 +215,9 @@ func (s *Sniper) Run(ctx context.Context) error {
 	s.goBackground(ctx, s.loadLoop)
 	s.goBackground(ctx, s.sweepLoop)
 	s.goBackground(ctx, s.changedLoop)
+	if s.cfg.Lease != nil {
+		s.goBackground(ctx, s.leaseLoop)
+	}
 	s.sched.run(ctx)
 	return nil
 }

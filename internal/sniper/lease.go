@@ -1,0 +1,87 @@
+package sniper
+
+import (
+	"context"
+	"time"
+)
+
+// Lease is this instance's share of the work when several instances share
+// one database (package lease implements it). With a Lease, the store the
+// sniper is given must be the lease's fenced view (lease.Manager.Store),
+// which limits scans to the held partitions and fences every state change.
+type Lease interface {
+	// Partition maps an account to its partition.
+	Partition(accountID int64) int
+	// Valid reports whether a shot of the partition may be sent now.
+	Valid(partition int) (epoch int64, ok bool)
+	// Fence reports whether the partition is held at all.
+	Fence(partition int) (epoch int64, ok bool)
+	// Window bounds one bid attempt.
+	Window() time.Duration
+	// Changed is signalled when the held partitions change.
+	Changed() <-chan struct{}
+	// RecoverAt is when the firing snipes of every held partition may be
+	// resolved (the previous holders' sends are over).
+	RecoverAt() time.Time
+}
+
+// leaseWait is how often a shot whose lease is short looks again.
+const leaseWait = 50 * time.Millisecond
+
+// leaseLoop takes on newly held partitions: their due snipes are loaded at
+// once rather than at the next refresh, and what a previous holder left
+// (firing, placed, overdue) is recovered once its sends are over.
+func (s *Sniper) leaseLoop(ctx context.Context) {
+	l := s.cfg.Lease
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.Changed():
+		}
+		if _, err := s.load(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("load snipes of new partitions", "err", err)
+		}
+		at := l.RecoverAt()
+		s.trySpawn(ctx, s.bg, func(ctx context.Context) {
+			if !sleepUntil(ctx, s.clk, at) {
+				return
+			}
+			if err := s.recover(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("recovery of new partitions incomplete; the sweep retries", "err", err)
+			}
+		})
+	}
+}
+
+// awaitLease holds a shot until its partition's lease is valid for the
+// send window. It gives up (false) when the lease is lost, ctx ends or the
+// deadline passes: the snipe stays firing and the partition's next holder
+// resolves it by asking the marketplace.
+func (s *Sniper) awaitLease(ctx context.Context, accountID int64, deadline time.Time) bool {
+	l := s.cfg.Lease
+	if l == nil {
+		return true
+	}
+	p := l.Partition(accountID)
+	for {
+		if _, ok := l.Valid(p); ok {
+			return true
+		}
+		if _, held := l.Fence(p); !held || !s.clk.Now().Add(leaseWait).Before(deadline) {
+			return false
+		}
+		if !sleepUntil(ctx, s.clk, s.clk.Now().Add(leaseWait)) {
+			return false
+		}
+	}
+}
+
+// attemptContext bounds one bid attempt by the lease's send window, so that
+// no attempt outlives the lease it was started under.
+func (s *Sniper) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.cfg.Lease == nil {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.cfg.Lease.Window())
+}
