@@ -39,6 +39,7 @@ const shutdownGrace = 10 * time.Second
 // serveConfig is everything `sniped serve` is told.
 type serveConfig struct {
 	store        storeFlags
+	lease        leaseFlags
 	addr         string
 	basePath     string
 	publicURL    string
@@ -59,11 +60,12 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs := flag.NewFlagSet("sniped serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c.store.register(fs)
+	c.lease.register(fs)
 	fs.StringVar(&c.addr, "addr", envOr(envAddr, DefaultAddr), "address to listen on (env "+envAddr+"); port 0 picks a free port")
 	fs.StringVar(&c.basePath, "base-path", "", "path prefix for every endpoint, e.g. /sniped (default none)")
 	fs.StringVar(&c.publicURL, "public-url", "", "URL clients use to reach this server, for absolute image links (default http://ADDR)")
 	fs.BoolVar(&c.fetchAnyItem, "fetch-any-item", false, "let fetchItem look up any marketplace item, not only the caller's")
-	fs.BoolVar(&c.runSniper, "sniper", true, "run the sniper (fires snipes); with several instances on one database, exactly one must run it")
+	fs.BoolVar(&c.runSniper, "sniper", true, "run the sniper (fires snipes); instances on one PostgreSQL database share the work")
 	fs.Float64Var(&c.rateLimit, "rate-limit", api.DefaultRateLimit, "requests per second allowed per key; 0 turns the limit off")
 	fs.IntVar(&c.rateBurst, "rate-burst", api.DefaultRateBurst, "requests a key may make in a burst above the rate")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -159,7 +161,11 @@ func runServe(args []string, stderr io.Writer) error {
 	// One metered marketplace for the API and the sniper, so /metrics
 	// counts every marketplace call the process makes.
 	metMkt := metered.New(mkt, clk, reg)
-	snp := sniper.New(sniper.Config{Store: st, Market: metMkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg})
+	lm, err := newLease(c.store, c.lease, st, dialable(ln.Addr().String()), log, reg)
+	if err != nil {
+		return err
+	}
+	snp := sniper.New(sniper.Config{Store: lm.Store(st), Lease: lm, Market: metMkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg})
 
 	// The API re-arms snipes through the sniper; without one here, other
 	// instances' snipers pick changes up on their next horizon refresh.
@@ -184,7 +190,7 @@ func runServe(args []string, stderr io.Writer) error {
 			return
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "ok\n")
+		io.WriteString(w, "ok\n"+sniperHealth(lm, c.runSniper))
 	})
 	mux.Handle(c.basePath+"/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	// Images are part of item details and always served; the control
@@ -229,7 +235,7 @@ func runServe(args []string, stderr io.Writer) error {
 	wg.Go(func() { mkt.Run(runCtx) })
 	if c.runSniper {
 		wg.Go(func() {
-			if err := snp.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
+			if err := runLeased(runCtx, lm, snp, log); err != nil && !errors.Is(err, context.Canceled) {
 				failed <- fmt.Errorf("sniper: %w", err)
 			}
 		})

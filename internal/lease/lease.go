@@ -555,7 +555,11 @@ func (m *Manager) acquire(ctx context.Context, candidates []int, n int) {
 		}
 	}
 	if len(took) > 0 {
-		m.log.Info("partitions acquired", "partitions", took, "taken_over", from)
+		if len(from) > 0 {
+			m.log.Info("partitions acquired", "partitions", took, "taken_over_after_expiry", from)
+		} else {
+			m.log.Info("partitions acquired", "partitions", took)
+		}
 		m.signal()
 	}
 }

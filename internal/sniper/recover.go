@@ -56,7 +56,11 @@ func (s *Sniper) recover(ctx context.Context) error {
 		return fmt.Errorf("firing snipes: %w", err)
 	}
 	for _, sn := range firing {
-		s.resolve(ctx, sn)
+		// Recovery also runs when partitions are taken over (lease.go),
+		// beside this instance's own shots: those are not left behind.
+		if !s.sched.inFlight(sn.ID) {
+			s.resolve(ctx, sn)
+		}
 	}
 	placed, err := s.st.SnipesInState(ctx, store.StatePlaced, farFuture, s.cfg.LoadLimit)
 	if err != nil {

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sniped/sniped/internal/lease"
+	"github.com/sniped/sniped/internal/sniper"
+	"github.com/sniped/sniped/internal/store"
+)
+
+// releaseTimeout bounds the lease hand-over at shutdown.
+const releaseTimeout = 5 * time.Second
+
+// leaseFlags tune how instances on one database share the sniper's work.
+type leaseFlags struct {
+	partitions int
+	ttl        time.Duration
+}
+
+func (l *leaseFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&l.partitions, "partitions", lease.DefaultPartitions, "sniper: partitions of the work (by account) shared among the instances on one PostgreSQL database; every instance must use the same number")
+	fs.DurationVar(&l.ttl, "lease-ttl", lease.DefaultTTL, "sniper: how long an instance's lease on its partitions lasts without renewal; a dead instance's snipes move after about this long")
+}
+
+// newLease makes this instance's lease manager. On PostgreSQL it shares the
+// partitions with the other live instances; on SQLite the data folder's
+// single process holds them all (the same code path, exclusively).
+func newLease(sf storeFlags, lf leaseFlags, st store.Store, addr string, log *slog.Logger, reg prometheus.Registerer) (*lease.Manager, error) {
+	m, err := lease.New(lease.Config{
+		Store: st, Logger: log.With("component", "lease"), Registerer: reg, Addr: addr,
+		Partitions: lf.partitions, TTL: lf.ttl,
+		Exclusive: sf.databaseURL == "",
+	})
+	if err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return m, nil
+}
+
+// runLeased runs the lease manager and the sniper until ctx ends, then
+// stops the sniper first and hands the partitions over at once (a graceful
+// shutdown need not wait for the leases to expire).
+func runLeased(ctx context.Context, m *lease.Manager, snp *sniper.Sniper, log *slog.Logger) error {
+	mctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	wg.Go(func() { m.Run(mctx) })
+	err := snp.Run(ctx)
+	rctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	if rerr := m.Release(rctx); rerr != nil {
+		log.Warn("lease hand-over at shutdown failed; the leases expire instead", "err", rerr)
+	}
+	stop()
+	wg.Wait()
+	return err
+}
+
+// sniperHealth is /healthz's line about the sniper: whether this instance
+// is firing, and its share.
+func sniperHealth(m *lease.Manager, on bool) string {
+	if !on {
+		return "sniper: off\n"
+	}
+	st := m.Status()
+	state := "standby"
+	if st.Firing {
+		state = "firing"
+	}
+	return fmt.Sprintf("sniper: %s (%d of %d partitions valid, %d held; instance %s)\n", state, st.Valid, st.Partitions, st.Held, st.Instance)
+}
