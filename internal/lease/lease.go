@@ -234,6 +234,16 @@ func (m *Manager) Owns(p int) (epoch int64, ok bool) {
 	return epoch, true
 }
 
+// Keeps reports whether partition p stays held until at least t: it is
+// held and not being handed over before t. The sniper arms a shot only on
+// a partition it keeps past the shot (plus the send window).
+func (m *Manager) Keeps(p int, t time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := m.held[p]
+	return h != nil && !m.closing && (h.drainUntil.IsZero() || t.Before(h.drainUntil))
+}
+
 // Fence returns the epoch this instance holds partition p under, valid or
 // not, for the writes that record what already happened (an answer to a
 // bid that left): a lost lease still refuses them at the database.

@@ -238,6 +238,12 @@ func TestShareEvenly(t *testing.T) {
 		if _, ok := a.Owns(p); ok {
 			t.Errorf("a draining partition %d: Owns = true, want false (no new snipes)", p)
 		}
+		if !a.Keeps(p, time.Now().Add(drain-time.Millisecond)) || a.Keeps(p, time.Now().Add(drain)) {
+			t.Errorf("draining partition %d: Keeps until the drain's end = false or past it = true", p)
+		}
+		if !a.Keeps(0, time.Now().Add(time.Hour)) { // the highest-numbered drain
+			t.Errorf("partition 0, not draining: Keeps(an hour from now) = false, want true")
+		}
 		select {
 		case <-a.Changed():
 		default:

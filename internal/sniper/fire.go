@@ -35,6 +35,9 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 	}()
 	onTime := s.clk.Now().Before(s.toLocal(fireAt))
 	ctx = highPriority(ctx)
+	if !s.armable(id, ver, fireAt) {
+		return // its partition is being handed over before the shot
+	}
 	if !s.markFiring(ctx, id, fireAt) {
 		return
 	}

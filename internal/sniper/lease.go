@@ -16,6 +16,9 @@ type Lease interface {
 	Valid(partition int) (epoch int64, ok bool)
 	// Fence reports whether the partition is held at all.
 	Fence(partition int) (epoch int64, ok bool)
+	// Keeps reports whether the partition stays held until at least t
+	// (it is held, and not being handed over before t).
+	Keeps(partition int, t time.Time) bool
 	// Window bounds one bid attempt.
 	Window() time.Duration
 	// Changed is signalled when the held partitions change.
@@ -84,4 +87,31 @@ func (s *Sniper) attemptContext(ctx context.Context) (context.Context, context.C
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, s.cfg.Lease.Window())
+}
+
+// armable reports whether this instance should arm a snipe for its shot:
+// it must still hold the snipe's partition at the moment plus the send
+// window. A partition being handed over is not armed for a shot after the
+// hand-over; its next holder loads the snipe instead.
+func (s *Sniper) armable(id int64, ver uint32, fireAt time.Time) bool {
+	l := s.cfg.Lease
+	if l == nil {
+		return true
+	}
+	account, ok := s.sched.account(id, ver)
+	if !ok {
+		return true // moved on meanwhile: markFiring decides
+	}
+	return l.Keeps(l.Partition(account), s.toLocal(fireAt).Add(l.Window()))
+}
+
+// account is the account of a tracked snipe, busy or not.
+func (q *schedule) account(id int64, ver uint32) (int64, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	t := q.tracked[id]
+	if t == nil || t.ver != ver {
+		return 0, false
+	}
+	return t.sn.AccountID, true
 }
