@@ -44,8 +44,10 @@ const (
 	// instance's partitions move after at most this long (plus a tick).
 	DefaultTTL = 6 * time.Second
 	// DefaultRenew is the renewal interval, well inside the TTL so that
-	// a couple of slow or failed renewals do not lose the lease.
-	DefaultRenew = time.Second
+	// a couple of slow or failed renewals do not lose the lease. It is also
+	// how often free partitions are looked for: a partition handed over
+	// waits at most this long for its next holder.
+	DefaultRenew = 500 * time.Millisecond
 	// DefaultWindow is the send window: the longest one bid attempt may
 	// take (the sniper bounds each attempt by it). A shot starts only
 	// while the lease has more than this left.
@@ -166,6 +168,8 @@ type Manager struct {
 	closing bool
 	// mismatch remembers the last partition-count disagreement logged.
 	mismatch string
+	// failing counts renewals failed in a row (Tick's goroutine only).
+	failing int
 
 	changed chan struct{}
 }
@@ -307,7 +311,11 @@ func (m *Manager) Run(ctx context.Context) error {
 		}
 		start := m.clk.Now()
 		m.Tick(ctx)
-		t.Reset(max(0, m.cfg.Renew-m.clk.Now().Sub(start)))
+		next := start.Add(m.cfg.Renew)
+		if d := m.nextDrain(); !d.IsZero() && d.Before(next) {
+			next = d // hand over on time: the next holder is waiting
+		}
+		t.Reset(max(0, next.Sub(m.clk.Now())))
 	}
 }
 
@@ -324,7 +332,7 @@ func (m *Manager) Tick(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		m.log.Warn("lease heartbeat failed", "err", err)
+		m.log.Debug("lease heartbeat failed", "err", err) // the renewal's failure says it
 	}
 	m.renew(ctx)
 	m.finishDrains(ctx)
@@ -343,8 +351,16 @@ func (m *Manager) renew(ctx context.Context) {
 			return
 		}
 		m.met.renewErrors.Inc()
-		m.log.Warn("lease renewal failed; partitions stop firing when their leases run short", "err", err)
+		// The first failure of a streak, then one in 20 (10 s by default).
+		if m.failing%20 == 0 {
+			m.log.Warn("lease renewal failed; partitions stop firing when their leases run short", "err", err, "failures_in_a_row", m.failing+1)
+		}
+		m.failing++
 		return
+	}
+	if m.failing > 0 {
+		m.log.Info("lease renewal works again", "failures_in_a_row", m.failing)
+		m.failing = 0
 	}
 	m.met.renewals.Inc()
 	got := map[int]store.Lease{}
@@ -377,6 +393,19 @@ func (m *Manager) renew(ctx context.Context) {
 		slices.Sort(stray)
 		m.release(ctx, stray, "partitions released: held without knowing (a lost answer)")
 	}
+}
+
+// nextDrain is when the next drain ends (zero: none).
+func (m *Manager) nextDrain() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var at time.Time
+	for _, h := range m.held {
+		if !h.drainUntil.IsZero() && (at.IsZero() || h.drainUntil.Before(at)) {
+			at = h.drainUntil
+		}
+	}
+	return at
 }
 
 // finishDrains releases the partitions whose drain is over.

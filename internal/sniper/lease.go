@@ -90,9 +90,9 @@ func (s *Sniper) attemptContext(ctx context.Context) (context.Context, context.C
 }
 
 // armable reports whether this instance should arm a snipe for its shot:
-// it must still hold the snipe's partition at the moment plus the send
-// window. A partition being handed over is not armed for a shot after the
-// hand-over; its next holder loads the snipe instead.
+// it must still hold the snipe's partition a little after the moment. A
+// partition being handed over is not armed for a shot after the hand-over;
+// its next holder loads the snipe instead.
 func (s *Sniper) armable(id int64, ver uint32, fireAt time.Time) bool {
 	l := s.cfg.Lease
 	if l == nil {
@@ -102,8 +102,13 @@ func (s *Sniper) armable(id int64, ver uint32, fireAt time.Time) bool {
 	if !ok {
 		return true // moved on meanwhile: markFiring decides
 	}
-	return l.Keeps(l.Partition(account), s.toLocal(fireAt).Add(l.Window()))
+	return l.Keeps(l.Partition(account), s.toLocal(fireAt).Add(handoverMargin))
 }
+
+// handoverMargin: a shot is armed on a partition being handed over only if
+// it starts this long before the hand-over. Its send may end after it: the
+// next holder resolves firing snipes only a send window after taking over.
+const handoverMargin = 250 * time.Millisecond
 
 // account is the account of a tracked snipe, busy or not.
 func (q *schedule) account(id int64, ver uint32) (int64, bool) {
