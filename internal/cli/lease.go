@@ -29,6 +29,17 @@ func (l *leaseFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&l.ttl, "lease-ttl", lease.DefaultTTL, "sniper: how long an instance's lease on its partitions lasts without renewal; a dead instance's snipes move after about this long")
 }
 
+// validate checks the flags as the lease manager will.
+func (l leaseFlags) validate() error {
+	if l.partitions < 1 {
+		return usageErr("--partitions must be at least 1")
+	}
+	if min := 2*lease.DefaultRenew + lease.DefaultWindow; l.ttl < min {
+		return usageErr("--lease-ttl must be at least %v (two renewals and the send window)", min)
+	}
+	return nil
+}
+
 // newLease makes this instance's lease manager. On PostgreSQL it shares the
 // partitions with the other live instances; on SQLite the data folder's
 // single process holds them all (the same code path, exclusively).

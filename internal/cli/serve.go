@@ -82,6 +82,9 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	} else {
 		c.basePath = ""
 	}
+	if err := c.lease.validate(); err != nil {
+		return c, err
+	}
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return c, usageErr("--rate-limit must be >= 0 and --rate-burst >= 1")
 	}
