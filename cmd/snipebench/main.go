@@ -7,6 +7,12 @@
 //
 //	go run ./cmd/snipebench                      # every case, 1,000,000 stored
 //	go run ./cmd/snipebench -case steady -stored 100000 -latency 50ms
+//	go run ./cmd/snipebench -case steady -database-url "$DSN" -instances 3 -accounts 96
+//
+// The snipers run on their leases as `sniped serve` does (internal/lease):
+// on SQLite one instance holds every partition; with -database-url,
+// -instances snipers (each with its own connection pool and lease manager)
+// share them, and the report says how the shots spread.
 package main
 
 import (
@@ -33,12 +39,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/lease"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/markettest"
 	"github.com/sniped/sniped/internal/market/metered"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/sniper"
 	"github.com/sniped/sniped/internal/store"
+	"github.com/sniped/sniped/internal/store/postgres"
 	"github.com/sniped/sniped/internal/store/sqlite"
 )
 
@@ -69,6 +77,11 @@ type config struct {
 	sniped   string
 	cpuprof  string
 	armLead  time.Duration
+	// databaseURL, when set, stores the snipes in PostgreSQL (an empty
+	// schema: point its search_path at one) instead of DATA/sniped.db.
+	databaseURL string
+	instances   int
+	accounts    int
 }
 
 func main() {
@@ -85,7 +98,14 @@ func main() {
 	flag.StringVar(&c.sniped, "sniped", "", "coldstart: sniped binary (default: go build ./cmd/sniped)")
 	flag.DurationVar(&c.armLead, "arm-lead", 0, "sniper ArmLead (0: sniper.DefaultArmLead)")
 	flag.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the measured run (after the import) to this file")
+	flag.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL URL of an empty schema (default: SQLite in -dir)")
+	flag.IntVar(&c.instances, "instances", 1, "snipers sharing the work through their leases (PostgreSQL only beyond 1)")
+	flag.IntVar(&c.accounts, "accounts", 1, "accounts the snipes are spread over (the work is partitioned by account)")
 	flag.Parse()
+	if c.instances < 1 || c.accounts < 1 || (c.instances > 1 && c.databaseURL == "") {
+		fmt.Fprintln(os.Stderr, "snipebench: -instances and -accounts must be at least 1, and several instances need -database-url")
+		os.Exit(2)
+	}
 	c.cases = map[string]bool{}
 	for _, k := range strings.Split(cases, ",") {
 		if k == "all" {
@@ -110,8 +130,12 @@ func run(c config) error {
 		defer os.RemoveAll(d)
 		c.dir = d
 	}
-	fmt.Printf("snipebench: %d stored, %d/s for %v, burst %d, latency %v, GOMAXPROCS %d, %s\n",
-		c.stored, c.rate, c.duration, c.burst, c.latency, runtime.GOMAXPROCS(0), runtime.Version())
+	engine := "SQLite"
+	if c.databaseURL != "" {
+		engine = "PostgreSQL"
+	}
+	fmt.Printf("snipebench: %d stored (%s, %d accounts), %d/s for %v, burst %d, latency %v, %d instance(s), GOMAXPROCS %d, %s\n",
+		c.stored, engine, c.accounts, c.rate, c.duration, c.burst, c.latency, c.instances, runtime.GOMAXPROCS(0), runtime.Version())
 	if c.cases["steady"] || c.cases["burst"] || c.cases["rss"] {
 		if err := runSniper(c); err != nil {
 			return err
@@ -143,16 +167,39 @@ func prepare(c config, mk *markettest.Market, t0 time.Time) error {
 	return err
 }
 
+// benchStore is a store that can bulk-import (both engines can).
+type benchStore interface {
+	store.Store
+	ImportSnipes(ctx context.Context, snipes []store.Snipe) error
+}
+
+// openStore opens the benchmark's store: PostgreSQL with -database-url,
+// else DATA/sniped.db.
+func openStore(ctx context.Context, c config) (benchStore, error) {
+	if c.databaseURL != "" {
+		return postgres.Open(ctx, c.databaseURL)
+	}
+	return sqlite.Open(ctx, filepath.Join(c.dir, "sniped.db"))
+}
+
 func prepareWith(c config, mk *markettest.Market, t0 time.Time) (*plan, error) {
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(c.dir, "sniped.db"))
+	st, err := openStore(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	defer st.Close()
-	acct, err := st.CreateAccount(ctx, "bench", store.TierPaid, []byte("not-a-key-hash-0123456789abcdef"), time.Now())
-	if err != nil {
-		return nil, err
+	var accts []store.Account
+	for i := range c.accounts {
+		name := "bench"
+		if i > 0 {
+			name = fmt.Sprintf("bench%d", i)
+		}
+		a, err := st.CreateAccount(ctx, name, store.TierPaid, []byte(fmt.Sprintf("not-a-key-hash-%016d", i)), time.Now())
+		if err != nil {
+			return nil, err
+		}
+		accts = append(accts, a)
 	}
 	p := &plan{target: map[int64]time.Time{}, steady: map[int64]bool{}, burst: map[int64]bool{}}
 	nSteady, nBurst := 0, 0
@@ -182,7 +229,7 @@ func prepareWith(c config, mk *markettest.Market, t0 time.Time) (*plan, error) {
 				it.Start = mk.AddNumbered(no, markettest.ItemSpec{Title: it.Title, StartPrice: 100, EndAt: end}).Start
 			}
 		}
-		batch = append(batch, store.Snipe{AccountID: acct.ID, ItemNo: no, Bid: money.Amount(500), Delay: delay, Enabled: true, Item: it, CreatedAt: start, UpdatedAt: start})
+		batch = append(batch, store.Snipe{AccountID: accts[int(no%int64(len(accts)))].ID, ItemNo: no, Bid: money.Amount(500), Delay: delay, Enabled: true, Item: it, CreatedAt: start, UpdatedAt: start})
 		if len(batch) == importChunk {
 			return flush()
 		}
@@ -236,11 +283,17 @@ func prepareWith(c config, mk *markettest.Market, t0 time.Time) (*plan, error) {
 type recorder struct {
 	*markettest.Market
 	sent map[int64]*atomic.Int64 // item → unix nanoseconds of the first call
+	// calls counts this instance's bid calls on measured items; twice
+	// counts calls on items some instance had already bid on.
+	calls, twice *atomic.Int64
 }
 
 func (r *recorder) PlaceBid(ctx context.Context, user string, itemNo int64, max money.Amount) (market.BidReceipt, error) {
 	if at := r.sent[itemNo]; at != nil {
-		at.CompareAndSwap(0, time.Now().UnixNano())
+		r.calls.Add(1)
+		if !at.CompareAndSwap(0, time.Now().UnixNano()) {
+			r.twice.Add(1)
+		}
 	}
 	return r.Market.PlaceBid(ctx, user, itemNo, max)
 }
@@ -254,19 +307,34 @@ func runSniper(c config) error {
 	mk.SetLatency(c.latency)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	st, err := sqlite.Open(ctx, filepath.Join(c.dir, "sniped.db"))
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	rec := &recorder{Market: mk, sent: map[int64]*atomic.Int64{}}
+	sent := map[int64]*atomic.Int64{}
 	for no := range p.target {
-		rec.sent[no] = new(atomic.Int64)
+		sent[no] = new(atomic.Int64)
 	}
-	reg := prometheus.NewRegistry()
+	twice := new(atomic.Int64)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	// Metered as in production (cli wraps the marketplace the same way).
-	s := sniper.New(sniper.Config{Store: st, Market: metered.New(rec, clock.Real{}, reg), Clock: clock.Real{}, Logger: log, Registerer: reg, ArmLead: c.armLead})
+	type inst struct {
+		m   *lease.Manager
+		s   *sniper.Sniper
+		rec *recorder
+	}
+	var insts []inst
+	for i := range c.instances {
+		st, err := openStore(ctx, c) // a pool per instance, as separate processes
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		m, err := lease.New(lease.Config{Store: st, Instance: fmt.Sprintf("bench-%d", i), Exclusive: c.databaseURL == "", Logger: log})
+		if err != nil {
+			return err
+		}
+		rec := &recorder{Market: mk, sent: sent, calls: new(atomic.Int64), twice: twice}
+		reg := prometheus.NewRegistry()
+		// Metered and leased as in production (cli wires them the same way).
+		s := sniper.New(sniper.Config{Store: m.Store(st), Lease: m, Market: metered.New(rec, clock.Real{}, reg), Clock: clock.Real{}, Logger: log, Registerer: reg, ArmLead: c.armLead})
+		insts = append(insts, inst{m, s, rec})
+	}
 	if c.cpuprof != "" {
 		f, err := os.Create(c.cpuprof)
 		if err != nil {
@@ -278,16 +346,19 @@ func runSniper(c config) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
-	fmt.Printf("sniper: started; last measured snipe due in %v\n", time.Until(p.end).Round(time.Millisecond))
+	done := make(chan error, len(insts))
+	for _, in := range insts {
+		go in.m.Run(ctx)
+		go func() { done <- in.s.Run(ctx) }()
+	}
+	fmt.Printf("sniper: %d started; last measured snipe due in %v\n", len(insts), time.Until(p.end).Round(time.Millisecond))
 
 	// Wait until every measured snipe was due, plus room to send.
 	time.Sleep(time.Until(p.end.Add(3 * time.Second)))
 	var steady, burst []time.Duration
 	missing := 0
 	for no, target := range p.target {
-		ns := rec.sent[no].Load()
+		ns := sent[no].Load()
 		if ns == 0 {
 			missing++
 			continue
@@ -308,6 +379,14 @@ func runSniper(c config) error {
 	if missing > 0 {
 		fmt.Printf("WARNING: %d measured snipes were not sent\n", missing)
 	}
+	if n := twice.Load(); n > 0 {
+		fmt.Printf("WARNING: %d bid calls on items already bid on\n", n)
+	}
+	if len(insts) > 1 {
+		for i, in := range insts {
+			fmt.Printf("instance %d: %d partitions, %d measured shots\n", i, len(in.m.Held()), in.rec.calls.Load())
+		}
+	}
 	if c.cases["rss"] {
 		runtime.GC()
 		debug.FreeOSMemory()
@@ -315,7 +394,11 @@ func runSniper(c config) error {
 		fmt.Printf("rss: bench process (store + sniper + market, %d stored): VmRSS %d MB, VmHWM %d MB (the peak includes building the import batches)\n", c.stored, rss>>10, hwm>>10)
 	}
 	cancel()
-	return <-done
+	var runErr error
+	for range insts {
+		runErr = errors.Join(runErr, <-done)
+	}
+	return runErr
 }
 
 // report prints p50/p99/max of lateness.

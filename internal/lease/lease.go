@@ -78,8 +78,9 @@ type Config struct {
 	Drain      time.Duration
 	// Exclusive is for a database one process serves (SQLite, under the
 	// data folder's lock): this instance takes every partition at once,
-	// forcing out leases a dead previous process left, and resolves
-	// firing snipes without waiting, since no other process can send.
+	// forcing out leases a dead previous process left, holds them without
+	// renewal, and resolves firing snipes without waiting, since no other
+	// process can send.
 	Exclusive bool
 }
 
@@ -217,7 +218,7 @@ func (m *Manager) Valid(p int) (epoch int64, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := m.held[p]
-	if h == nil || m.closing || !now.Add(m.cfg.Window).Before(h.validUntil) {
+	if h == nil || m.closing || (!m.cfg.Exclusive && !now.Add(m.cfg.Window).Before(h.validUntil)) {
 		return 0, false
 	}
 	return h.epoch, true
@@ -328,6 +329,10 @@ func (m *Manager) Tick(ctx context.Context) {
 	if closing {
 		return
 	}
+	if m.cfg.Exclusive {
+		m.tickExclusive(ctx)
+		return
+	}
 	if err := m.st.Heartbeat(ctx, store.HeartbeatParams{Instance: m.cfg.Instance, Partitions: m.cfg.Partitions, Addr: m.cfg.Addr, TTL: m.cfg.TTL}); err != nil {
 		if ctx.Err() != nil {
 			return
@@ -337,6 +342,21 @@ func (m *Manager) Tick(ctx context.Context) {
 	m.renew(ctx)
 	m.finishDrains(ctx)
 	m.rebalance(ctx)
+	m.met.held.Set(float64(len(m.Held())))
+}
+
+// tickExclusive takes every partition not yet held, and nothing more: on a
+// database one process serves, the data folder's lock is what excludes
+// other processes, so the leases need no renewal (and a renewal queued
+// behind a burst of shots on SQLite's one writer could otherwise stall
+// them). The rows are kept for their epochs, which fence the writes.
+func (m *Manager) tickExclusive(ctx context.Context) {
+	m.mu.Lock()
+	missing := m.cfg.Partitions - len(m.held)
+	m.mu.Unlock()
+	if missing > 0 {
+		m.acquire(ctx, m.candidates(store.LeaseView{}), missing)
+	}
 	m.met.held.Set(float64(len(m.Held())))
 }
 

@@ -386,6 +386,14 @@ func TestExclusive(t *testing.T) {
 				t.Errorf("partition %d: epoch %d, RecoverAt in %v; want 2 and now", h.Partition, h.Epoch, h.RecoverAt.Sub(time.Now()))
 			}
 		}
+		// The folder lock is the exclusion: the leases stay valid without
+		// renewal, and no round writes to the database.
+		w.st.set(errors.New("renewal must not be called"), 0)
+		time.Sleep(time.Minute)
+		m.Tick(w.ctx)
+		if _, ok := m.Valid(3); !ok {
+			t.Errorf("exclusive lease a minute later: Valid = false, want true")
+		}
 	})
 }
 
