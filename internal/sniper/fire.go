@@ -96,7 +96,9 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 func (s *Sniper) markFiring(ctx context.Context, id int64, fireAt time.Time) bool {
 	backoff := retryFirst
 	for {
-		err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring})
+		// Durable: a mark lost to a power cut would let recovery take a
+		// sent bid for one never sent.
+		err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true})
 		switch {
 		case err == nil:
 			return true
@@ -237,7 +239,7 @@ func (s *Sniper) placed(ctx context.Context, sn store.Snipe, rc market.BidReceip
 	if placedAt.IsZero() {
 		placedAt = s.marketNow()
 	}
-	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: code, Detail: detail, PlacedAt: placedAt}) {
+	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: code, Detail: detail, PlacedAt: placedAt, Durable: true}) {
 		sn.State, sn.Outcome, sn.OutcomeDetail, sn.PlacedAt = store.StatePlaced, code, detail, placedAt
 		s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), &sn)
 	}

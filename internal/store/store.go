@@ -215,6 +215,16 @@ type SnipeStore interface {
 	UpdateItem(ctx context.Context, id int64, item ItemSnapshot) error
 }
 
+// Syncer is implemented by stores whose ordinary commits may not survive
+// power loss (SQLite). Sync returns once every write committed before the
+// call is durable. A caller that queues its store calls (the sniper's
+// priority gate) may make a durable write in two steps, Transition without
+// Durable and then Sync outside its queue, so that waiting for the disk
+// holds up no one.
+type Syncer interface {
+	Sync(ctx context.Context) error
+}
+
 // TransitionParams is one Transition: a compare-and-set of a snipe's state.
 type TransitionParams struct {
 	ID   int64
@@ -225,6 +235,11 @@ type TransitionParams struct {
 	Detail  string
 	// PlacedAt is stored when not zero: when the bid reached the marketplace.
 	PlacedAt time.Time
+	// Durable makes the write survive power loss before Transition
+	// returns (an fsync), where the engine does not already guarantee
+	// it for every commit. The sniper sets it on the firing mark and on
+	// the record of a placed bid.
+	Durable bool
 	// IfBid, when not zero, makes the move also conditional on the stored
 	// bid still being IfBid: a decision taken on a bid that a user's edit
 	// has since changed (pre-flight's "too low") does not apply.
