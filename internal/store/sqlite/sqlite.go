@@ -29,8 +29,6 @@ var migrations embed.FS
 // mode, not across power loss.
 const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)"
 
-
-
 // writerCacheKiB is the writer connection's page cache limit (64 MiB).
 const writerCacheKiB = "65536"
 
