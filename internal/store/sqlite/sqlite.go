@@ -26,7 +26,8 @@ var migrations embed.FS
 // writer; busy_timeout makes a second process (sniped account ... while
 // sniped serve runs) wait instead of failing; foreign_keys enables the
 // cascades; synchronous(NORMAL) is durable across process crashes in WAL
-// mode, not across power loss.
+// mode, not across power loss: the writes that must survive that too are
+// made durable by walSync (durable.go).
 const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)"
 
 // writerCacheKiB is the writer connection's page cache limit (64 MiB).
