@@ -159,11 +159,15 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 	var rc market.BidReceipt
 	var err error
 	var sentFrom, sentTo time.Time // local clock, the last attempt
+	var firstFrom time.Time        // the first attempt, the one that may have landed
 	ambiguous := false
 	proof := ""
 	for {
 		attempts++
 		sentFrom = s.clk.Now()
+		if attempts == 1 {
+			firstFrom = sentFrom
+		}
 		if attempts == 1 && onTime {
 			s.met.lateness.Observe(max(0, sentFrom.Sub(target)).Seconds())
 		}
@@ -180,7 +184,7 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 		if ambiguous && errors.Is(err, market.ErrCannotLowerMax) {
 			// Only the high bidder is told it cannot lower its maximum:
 			// an earlier attempt of ours landed and leads.
-			rc, err = market.BidReceipt{HighBidder: true, Time: s.marketAt(sentFrom)}, nil
+			rc, err = market.BidReceipt{HighBidder: true, Time: s.marketAt(firstFrom)}, nil
 			proof = " The marketplace's answer to an earlier attempt was lost; its refusal of the retry (\"cannot lower your maximum\") confirmed that the bid had landed."
 			break
 		}
@@ -191,7 +195,7 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 		// before sending again, never bid twice.
 		bs, e := s.mk.BidState(ctx, user, sn.ItemNo)
 		if e == nil && bidLanded(bs, sn) {
-			rc, err = market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketAt(sentFrom)}, nil
+			rc, err = market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketAt(firstFrom)}, nil
 			proof = " The marketplace's answer was lost; it confirmed the bid when asked."
 			break
 		}
@@ -253,7 +257,9 @@ func (s *Sniper) unresolved(ctx context.Context, sn store.Snipe, code outcome.Co
 	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateFiring, Outcome: code, Detail: detail}) {
 		sn.Outcome, sn.OutcomeDetail = code, detail
 	}
-	s.resolve(ctx, sn)
+	// Without a free background slot now, the sweep starts it later (well
+	// before resolveGiveUp): a shot's goroutine never waits for one.
+	s.tryResolve(ctx, sn)
 }
 
 // refusal is the outcome of a refused send. A bid refused because the

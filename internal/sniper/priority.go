@@ -27,6 +27,11 @@ func highPriority(ctx context.Context) context.Context {
 	return context.WithValue(ctx, highKey{}, true)
 }
 
+// lowPriority undoes highPriority for work a shot hands off.
+func lowPriority(ctx context.Context) context.Context {
+	return context.WithValue(ctx, highKey{}, false)
+}
+
 func isHigh(ctx context.Context) bool { v, _ := ctx.Value(highKey{}).(bool); return v }
 
 // gate is a two-level priority semaphore.

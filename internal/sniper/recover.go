@@ -25,11 +25,12 @@ const resolveGiveUp = 45 * time.Second
 //  1. scheduled snipes whose item ended while the service was down are
 //     settled Missed (those with time left are the loader's: they fire
 //     late under the one late-start policy, tooLate);
-//  2. firing snipes are resolved in parallel, bounded by the background
-//     slots, by asking the marketplace whether the bid exists (resolve);
-//     they are never resent blindly;
+//  2. firing snipes (listed by Run before the scheduler started, so none
+//     is this process's own shot) are resolved in parallel, bounded by the
+//     background slots, by asking the marketplace whether the bid exists
+//     (resolve); they are never resent blindly;
 //  3. placed snipes get their settlement queued.
-func (s *Sniper) recover(ctx context.Context) error {
+func (s *Sniper) recover(ctx context.Context, firing []store.Snipe) error {
 	start := s.marketNow()
 	for {
 		// A moment more than maxDelay ago means the end has passed.
@@ -50,10 +51,6 @@ func (s *Sniper) recover(ctx context.Context) error {
 		if moved == 0 {
 			return errors.New("overdue snipes: no progress")
 		}
-	}
-	firing, err := s.st.SnipesInState(ctx, store.StateFiring, farFuture, s.cfg.LoadLimit)
-	if err != nil {
-		return fmt.Errorf("firing snipes: %w", err)
 	}
 	for _, sn := range firing {
 		s.resolve(ctx, sn)
@@ -91,7 +88,7 @@ func (s *Sniper) startResolve(ctx context.Context, sn store.Snipe, wait bool) {
 		delete(s.resolving, sn.ID)
 		s.resolvingMu.Unlock()
 	}
-	f := func(ctx context.Context) { defer done(); s.resolveFiring(ctx, sn) }
+	f := func(ctx context.Context) { defer done(); s.resolveFiring(lowPriority(ctx), sn) }
 	if wait && !s.spawn(ctx, s.bg, f) || !wait && !s.trySpawn(ctx, s.bg, f) {
 		done()
 	}

@@ -206,8 +206,15 @@ func (s *Sniper) Run(ctx context.Context) error {
 	// moves every shot); recovery needs it too. A marketplace that does
 	// not answer delays arming by at most firstOffsetWait.
 	s.firstOffset(ctx)
+	// The snipes left firing are listed before anything is armed: once
+	// the scheduler runs, this process marks snipes firing too, and those
+	// are its own to send, not a crash's leftovers to resolve.
+	leftovers, err := s.st.SnipesInState(ctx, store.StateFiring, farFuture, s.cfg.LoadLimit)
+	if err != nil && ctx.Err() == nil {
+		s.log.Error("recovery: list firing snipes; the sweep finds them later", "err", err)
+	}
 	s.goBackground(ctx, func(ctx context.Context) {
-		if err := s.recover(ctx); err != nil && ctx.Err() == nil {
+		if err := s.recover(ctx, leftovers); err != nil && ctx.Err() == nil {
 			// What recovery missed, the sweep finds.
 			s.log.Error("recovery incomplete; the sweep retries", "err", err)
 		}
