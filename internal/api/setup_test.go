@@ -19,6 +19,7 @@ import (
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/key"
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/store"
@@ -46,6 +47,8 @@ type bundle struct {
 	freeKey  string
 	notified *notifier
 	logs     *syncBuffer
+	// links is set when options.consent is (serve --market ebay).
+	links *marketlink.Links
 }
 
 type options struct {
@@ -53,6 +56,12 @@ type options struct {
 	rateLimit float64
 	rateBurst int
 	basePath  string
+	// consent, when set, turns on account linking (as --market ebay does)
+	// with this marketplace consent flow.
+	consent marketlink.Consent
+	// operatorLinks turns on account linking without a consent page (no
+	// RuName): only the operator links accounts.
+	operatorLinks bool
 }
 
 type notifier struct {
@@ -109,8 +118,11 @@ func setupWith(t *testing.T, o options) *bundle {
 	b.paid, b.paidKey = b.account("alice", store.TierPaid)
 	b.other, b.otherKey = b.account("bob", store.TierPaid)
 	_, b.freeKey = b.account("carol", store.TierFree)
+	if o.consent != nil || o.operatorLinks {
+		b.links = newLinks(t, st, fake, o.consent)
+	}
 	ah := api.New(api.Config{
-		Store: st, Market: b.market, Clock: b.clock, Notifier: b.notified,
+		Store: st, Market: b.market, Clock: b.clock, Notifier: b.notified, MarketLinks: b.links,
 		Logger:       slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		FetchAnyItem: o.fetchAny, RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: o.basePath,
 	})
