@@ -174,7 +174,10 @@ func (a *Adapter) Search(ctx context.Context, query, country string, limit int) 
 		if !slices.Contains(bi.BuyingOptions, "AUCTION") || it.Ended {
 			continue
 		}
-		if country != "" && it.Country != "" && it.Country != country {
+		if country != "" && it.Country == "" {
+			it.Country = country // summaries have no itemLocation; the filter vouches for it
+		}
+		if country != "" && it.Country != country {
 			continue
 		}
 		out = append(out, it)

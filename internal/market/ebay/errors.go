@@ -64,8 +64,12 @@ func sentinelOf(id int) error {
 		return market.ErrNotFound
 	case id == idBrowseUnavailable, id == idOfferInternal:
 		return market.ErrUnavailable
-	case id == idNotActive, id == idAuctionEnded:
+	case id == idAuctionEnded:
 		return market.ErrEnded
+	case id == idNotActive:
+		// Not (any more) an active auction before its end time: the seller
+		// ended it early (or it never was an auction).
+		return market.ErrCancelled
 	case id == idEndedByBIN:
 		return market.ErrEndedByBuyItNow
 	case id == idSellerCannotBid:

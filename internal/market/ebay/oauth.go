@@ -55,6 +55,9 @@ func (a *Adapter) ExchangeCode(ctx context.Context, code string) (UserToken, err
 		"code":         {code},
 		"redirect_uri": {a.cfg.RuName},
 	})
+	if errors.Is(err, errInvalidGrant) {
+		return UserToken{}, fmt.Errorf("eBay refused the consent code (expired, already used, or for another RuName); start linking again: %w", market.ErrNotAuthorized)
+	}
 	if err != nil {
 		return UserToken{}, err
 	}
