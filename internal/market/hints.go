@@ -1,0 +1,31 @@
+package market
+
+import (
+	"context"
+	"time"
+)
+
+// freshKey marks a context whose Item lookups must not be served from a
+// cache.
+type freshKey struct{}
+
+// WithFresh returns a context under which Market.Item asks the marketplace
+// itself instead of a recent cached answer. Pre-flight near the shot uses
+// it; everything else may be served from a short-lived cache (the eBay
+// adapter's call budget).
+func WithFresh(ctx context.Context) context.Context {
+	return context.WithValue(ctx, freshKey{}, true)
+}
+
+// Fresh reports whether ctx was made by WithFresh.
+func Fresh(ctx context.Context) bool {
+	v, _ := ctx.Value(freshKey{}).(bool)
+	return v
+}
+
+// SendLeader is implemented by marketplaces reached over a network: a bid
+// meant to arrive at time T should be sent SendLead() earlier (the measured
+// one-way time). Wrappers should pass it through.
+type SendLeader interface {
+	SendLead() time.Duration
+}
