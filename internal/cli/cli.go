@@ -32,6 +32,8 @@ Usage:
   sniped account rotate-key --name NAME                        issue a new key; prints it
   sniped account set-tier --name NAME --tier paid|free         change an account's tier
   sniped account remove --name NAME                            delete an account and its data
+  sniped account link --name NAME --refresh-token-file FILE    link an account to its eBay user (--market ebay)
+  sniped account unlink --name NAME                            remove an account's eBay link
   sniped version                                               print the version
 
 Every command takes --data DIR (default ./sniped-data, env SNIPED_DATA) or
