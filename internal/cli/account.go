@@ -177,7 +177,7 @@ func runLink(sub string, args []string, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "account %s unlinked: its snipes cannot bid on eBay until it is linked again. A running sniped serve may use its current eBay access token for up to two more hours; restart it, or unlink from the dashboard, to stop at once.\n", *name)
 		return nil
 	}
-	k, err := loadSecretKey(keys, sf.data, stderr)
+	k, err := loadSecretKey(keys, sf.data, func(msg string) { fmt.Fprintln(stderr, "sniped:", msg) })
 	if err != nil {
 		return err
 	}

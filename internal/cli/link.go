@@ -4,9 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/marketlink"
@@ -28,40 +26,47 @@ func (f *secretFlags) register(fs *flag.FlagSet) {
 			", else DATA/"+secret.DefaultFile+", created on first use. Instances sharing a database need the same key")
 }
 
-// loadSecretKey finds the key; a newly made one is announced on stderr,
+// loadSecretKey finds the key. A newly made one is announced (note),
 // since losing it means linking every account again.
-func loadSecretKey(f secretFlags, data string, stderr io.Writer) (*secret.Key, error) {
+func loadSecretKey(f secretFlags, data string, note func(msg string)) (*secret.Key, error) {
 	k, src, err := secret.Load(secret.Config{File: f.keyFile, Env: os.Getenv(secret.EnvVar), DataDir: data})
 	if err != nil {
 		return nil, err
 	}
 	if src.Created {
-		fmt.Fprintf(stderr, "sniped: created the secret key that encrypts marketplace tokens: %s (mode 0600). Back it up: without it, every account must link again.\n", src.File)
+		note(fmt.Sprintf("created the secret key that encrypts marketplace tokens: %s (mode 0600). Back it up: without it, every account must link again.", src.File))
 	}
 	return k, nil
 }
 
-// ebayMarketID names the eBay environment a link belongs to: its API URL,
-// so that a sandbox token is never sent to production (or to a test
-// server) and the other way round.
+// ebayMarketID names the eBay environment a link belongs to: its API URL
+// (as serve's flags choose it), so that a sandbox token is never sent to
+// production, or to a test server, and the other way round.
 func ebayMarketID(env, apiURL string) (string, error) {
-	if apiURL != "" {
-		return strings.TrimSuffix(apiURL, "/"), nil
+	if env != "sandbox" && env != "production" {
+		return "", usageErr("--ebay-env must be sandbox or production, not %q", env)
 	}
-	switch env {
-	case "sandbox":
-		return ebay.SandboxAPIURL, nil
-	case "production":
-		return ebay.ProductionAPIURL, nil
-	}
-	return "", usageErr("--ebay-env must be sandbox or production, not %q", env)
+	m := marketConfig{env: env, apiURL: apiURL}
+	api, _ := m.hosts()
+	return api, nil
 }
 
-// linkSetup is what serve needs to link accounts with --market ebay.
+// openLinks makes the account links of `serve --market ebay` for the API
+// URL api: the secret key (--secret-key-file, SNIPED_SECRET_KEY, or the
+// data folder's, created on first start) over the store.
+func openLinks(p marketParams, api string) (*marketlink.Links, func(*ebay.Adapter), error) {
+	k, err := loadSecretKey(p.cfg.keys, p.cfg.store.data, func(msg string) { p.log.Warn(msg) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return ebayLinks(linkSetup{Store: p.store, Key: k, MarketID: api, RuName: p.cfg.market.ruName})
+}
+
+// linkSetup is what the account links of --market ebay are made of.
 type linkSetup struct {
 	Store store.Store
 	Key   *secret.Key
-	// MarketID is ebayMarketID's answer for serve's flags.
+	// MarketID is the eBay API URL (ebayMarketID).
 	MarketID string
 	// RuName empty means no consent page: only the operator links.
 	RuName string
