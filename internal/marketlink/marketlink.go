@@ -107,7 +107,7 @@ func (e *Error) Unwrap() error { return market.ErrNotAuthorized }
 
 // HowToLink is the sentence that tells the user of account name how to link.
 func (l *Links) HowToLink(name string) string {
-	return fmt.Sprintf("Link your %s account in the dashboard (Connect %s) or ask the operator to run `sniped account link --name %s --refresh-token-file FILE`.",
+	return fmt.Sprintf("Link your %s account in the dashboard (Connect %s) or ask the operator to run \"sniped account link --name %s --refresh-token-file FILE\".",
 		l.cfg.MarketName, l.cfg.MarketName, name)
 }
 

@@ -303,7 +303,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		data["Error"] = "Type a user name of 1 to 64 letters, digits, '.', '_', '-' or '@'."
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+	// form-action also governs the redirect that follows the submission,
+	// so the accept URL's origin must be allowed, or browsers stop there.
+	formAction := "'self'"
+	if u, err := url.Parse(accept); err == nil {
+		formAction += " " + u.Scheme + "://" + u.Host
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction)
 	w.Header().Set("X-Frame-Options", "DENY")
 	_ = consentPage.Execute(w, data)
 }
