@@ -188,8 +188,14 @@ func New(cfg Config) (*Adapter, error) {
 		}, []string{"api", "status"}),
 	}
 	if cfg.Registerer != nil {
-		if err := cfg.Registerer.Register(a.calls); err != nil {
-			return nil, fmt.Errorf("ebay: register metrics: %w", err)
+		lead := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sniped_ebay_send_lead_seconds",
+			Help: "Measured one-way time to eBay: how much earlier than its target a bid is sent.",
+		}, func() float64 { return a.SendLead().Seconds() })
+		for _, c := range []prometheus.Collector{a.calls, lead} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("ebay: register metrics: %w", err)
+			}
 		}
 	}
 	return a, nil
