@@ -227,5 +227,17 @@ func ebayLinks(store.Store) ebay.Links { return unlinked{} }
 type unlinked struct{}
 
 func (unlinked) RefreshToken(_ context.Context, user string) (string, error) {
-	return "", fmt.Errorf("account %s is not linked to an eBay user, and this build cannot link accounts yet: %w", user, market.ErrNotAuthorized)
+	return "", notLinked{user}
+}
+
+// notLinked is the error of an account without an eBay link; it explains
+// itself to the user (market.Explainer).
+type notLinked struct{ user string }
+
+func (e notLinked) Error() string {
+	return fmt.Sprintf("account %s is not linked to an eBay user, and this build cannot link accounts yet", e.user)
+}
+func (notLinked) Unwrap() error { return market.ErrNotAuthorized }
+func (notLinked) Explain() string {
+	return "Your account is not linked to an eBay user, so sniped cannot bid for it; ask the operator to link it."
 }
