@@ -49,3 +49,20 @@ func Explain(err error) string {
 	}
 	return ""
 }
+
+// SendLead is m's send lead (SendLeader), looking through wrappers that
+// expose the market they wrap with Unwrap() Market; 0 when m is not
+// reached over a network.
+func SendLead(m Market) time.Duration {
+	for m != nil {
+		if l, ok := m.(SendLeader); ok {
+			return l.SendLead()
+		}
+		u, ok := m.(interface{ Unwrap() Market })
+		if !ok {
+			return 0
+		}
+		m = u.Unwrap()
+	}
+	return 0
+}
