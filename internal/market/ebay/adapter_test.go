@@ -123,7 +123,7 @@ func TestSearch(t *testing.T) {
 		}
 	}
 	if len(got) > 0 && got[0].Country != "US" {
-		t.Errorf("Country = %q, want US (from the filter; summaries have no itemLocation)", got[0].Country)
+		t.Errorf("Country = %q, want US", got[0].Country)
 	}
 }
 
