@@ -255,7 +255,7 @@ func (a *Adapter) convert(bi BrowseItem) (market.Item, error) {
 	} else if bi.BidCount > 0 && market.KnownCurrency(it.Currency) {
 		it.MinimumToBid = market.MinimumToBid(it.Currency, it.StartPrice, it.CurrentPrice, bi.BidCount)
 	}
-	it.ReserveMet = true // no reserve counts as met
+	it.ReserveMet = true           // no reserve counts as met
 	if bi.ReservePriceMet != nil { // eBay returns it only for items with a reserve
 		it.HasReserve, it.ReserveMet = true, *bi.ReservePriceMet
 	}
