@@ -71,8 +71,8 @@ type Server struct {
 	mu      sync.Mutex
 	runames map[string]string // RuName → accept URL
 	access  map[string]grant  // by token hash
-	refresh map[string]grant // by token hash
-	codes   map[string]code  // by code hash
+	refresh map[string]grant  // by token hash
+	codes   map[string]code   // by code hash
 	bidSeq  int64
 }
 
