@@ -2,6 +2,7 @@ package market
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -28,4 +29,40 @@ func Fresh(ctx context.Context) bool {
 // one-way time). Wrappers should pass it through.
 type SendLeader interface {
 	SendLead() time.Duration
+}
+
+// Explainer is an error whose explanation is written for the user whose
+// call failed: complete, actionable, and safe to show (no tokens, hosts or
+// internals). Marketplaces return them for authorization problems, whose
+// fix the user or operator must know (link again, approval missing).
+type Explainer interface {
+	error
+	Explain() string
+}
+
+// Explain returns the first user-facing explanation in err's chain, or ""
+// when there is none.
+func Explain(err error) string {
+	var e Explainer
+	if errors.As(err, &e) {
+		return e.Explain()
+	}
+	return ""
+}
+
+// SendLead is m's send lead (SendLeader), looking through wrappers that
+// expose the market they wrap with Unwrap() Market; 0 when m is not
+// reached over a network.
+func SendLead(m Market) time.Duration {
+	for m != nil {
+		if l, ok := m.(SendLeader); ok {
+			return l.SendLead()
+		}
+		u, ok := m.(interface{ Unwrap() Market })
+		if !ok {
+			return 0
+		}
+		m = u.Unwrap()
+	}
+	return 0
 }

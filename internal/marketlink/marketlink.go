@@ -94,16 +94,29 @@ func (l *Links) MarketName() string { return l.cfg.MarketName }
 
 // Error is a link problem, with a message for the account's user that says
 // what to do. It wraps market.ErrNotAuthorized, so a snipe that meets it
-// settles as Marketplace Authorization Failed.
+// settles as Marketplace Authorization Failed, and it is a
+// market.Explainer, so that the user sees the message.
 type Error struct {
-	// Message is complete and safe to show: it never holds a token.
+	// Message is complete and never holds a token; it may name hosts.
 	Message string
+	// Explanation, when set, is Message without hosts, for the user.
+	Explanation string
 }
 
 func (e *Error) Error() string { return e.Message }
 
 // Unwrap makes errors.Is(err, market.ErrNotAuthorized) hold.
 func (e *Error) Unwrap() error { return market.ErrNotAuthorized }
+
+// Explain is the message for the user (market.Explainer).
+func (e *Error) Explain() string {
+	if e.Explanation != "" {
+		return e.Explanation
+	}
+	return e.Message
+}
+
+var _ market.Explainer = (*Error)(nil)
 
 // HowToLink is the sentence that tells the user of account name how to link.
 func (l *Links) HowToLink(name string) string {
@@ -137,8 +150,12 @@ func (l *Links) RefreshToken(ctx context.Context, user string) (string, error) {
 		return "", fmt.Errorf("marketlink: %v: %w", err, market.ErrUnavailable)
 	}
 	if link.Market != l.cfg.Market {
-		return "", &Error{Message: fmt.Sprintf("Sniped account %s is linked for another %s environment (%s), not the one this server uses (%s). %s",
-			user, l.cfg.MarketName, link.Market, l.cfg.Market, l.HowToLink(user))}
+		return "", &Error{
+			Message: fmt.Sprintf("Sniped account %s is linked for another %s environment (%s), not the one this server uses (%s). %s",
+				user, l.cfg.MarketName, link.Market, l.cfg.Market, l.HowToLink(user)),
+			Explanation: fmt.Sprintf("Sniped account %s is linked for another %s environment (sandbox or production) than the one this server uses. %s",
+				user, l.cfg.MarketName, l.HowToLink(user)),
+		}
 	}
 	if !link.TokenExpires.IsZero() && !l.cfg.Clock.Now().Before(link.TokenExpires) {
 		return "", &Error{Message: fmt.Sprintf("The %s link of sniped account %s expired on %s UTC. %s",

@@ -118,6 +118,9 @@ func wantAuthErr(t *testing.T, what string, err error, want ...string) {
 	if strings.Contains(err.Error(), token) {
 		t.Errorf("%s message holds the token", what)
 	}
+	if x := market.Explain(err); x == "" || strings.Contains(x, "://") || strings.Contains(x, token) {
+		t.Errorf("%s explanation = %q, want a message without hosts or tokens", what, x)
+	}
 }
 
 func TestRefreshToken(t *testing.T) {

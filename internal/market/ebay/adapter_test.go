@@ -123,7 +123,7 @@ func TestSearch(t *testing.T) {
 		}
 	}
 	if len(got) > 0 && got[0].Country != "US" {
-		t.Errorf("Country = %q, want US (from the filter; summaries have no itemLocation)", got[0].Country)
+		t.Errorf("Country = %q, want US", got[0].Country)
 	}
 }
 
@@ -570,3 +570,23 @@ func TestConsentAndExchange(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// TestUnavailableReadsRetried: a read that keeps failing is tried three
+// times and then reported as transient; retry waits do not depend on the
+// (fake) clock.
+func TestUnavailableReadsRetried(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	no := b.create(t, sim.NewItem{})
+	b.sim.FailNext(sim.OpItem, 3)
+	if _, err := b.ad.Item(b.ctx, no); !errors.Is(err, market.ErrUnavailable) {
+		t.Errorf("Item with 3 failures = %v, want ErrUnavailable", err)
+	}
+	if n := b.count("GET /buy/browse/v1/item/get_item_by_legacy_id"); n != 3 {
+		t.Errorf("attempts = %d, want 3", n)
+	}
+	b.sim.FailNext(sim.OpItem, 1)
+	if _, err := b.ad.Item(market.WithFresh(b.ctx), no); err != nil {
+		t.Errorf("Item after one failure = %v, want the retry to succeed", err)
+	}
+}

@@ -175,7 +175,7 @@ func (a *Adapter) Search(ctx context.Context, query, country string, limit int) 
 			continue
 		}
 		if country != "" && it.Country == "" {
-			it.Country = country // summaries have no itemLocation; the filter vouches for it
+			it.Country = country // no itemLocation: the filter vouches for it
 		}
 		if country != "" && it.Country != country {
 			continue
@@ -218,8 +218,8 @@ func (a *Adapter) browseGet(ctx context.Context, u string, v any) error {
 	}
 }
 
-// convert maps a Browse item to a market.Item. Search summaries lack the
-// seller, location and shipping details, which stay empty.
+// convert maps a Browse item (or search summary) to a market.Item; fields
+// eBay leaves out stay empty.
 func (a *Adapter) convert(bi BrowseItem) (market.Item, error) {
 	no, err := legacyNumber(bi)
 	if err != nil {
@@ -255,6 +255,7 @@ func (a *Adapter) convert(bi BrowseItem) (market.Item, error) {
 	} else if bi.BidCount > 0 && market.KnownCurrency(it.Currency) {
 		it.MinimumToBid = market.MinimumToBid(it.Currency, it.StartPrice, it.CurrentPrice, bi.BidCount)
 	}
+	it.ReserveMet = true           // no reserve counts as met
 	if bi.ReservePriceMet != nil { // eBay returns it only for items with a reserve
 		it.HasReserve, it.ReserveMet = true, *bi.ReservePriceMet
 	}

@@ -101,7 +101,8 @@ type Config struct {
 	// ItemTTL is how long item lookups are cached (default DefaultItemTTL;
 	// negative: no cache). market.WithFresh bypasses the cache.
 	ItemTTL time.Duration
-	// Clock is the local clock (default clock.Real).
+	// Clock is the local clock (default clock.Real): token expiry, the item
+	// cache, Now and the clock check. Retry waits are real time.
 	Clock clock.Clock
 	// Logger receives warnings (default: discarded). Tokens are never logged.
 	Logger *slog.Logger
@@ -124,7 +125,7 @@ type Adapter struct {
 	appToken   token
 	userTokens map[string]token
 	items      map[int64]cachedItem
-	cooldown   map[string]time.Time // per API, after a 429
+	cooldown   map[string]time.Time // per API, after a 429 (real time)
 	lead       time.Duration        // smoothed one-way time (0: no sample yet)
 	skew       skewEstimate
 }
@@ -188,8 +189,14 @@ func New(cfg Config) (*Adapter, error) {
 		}, []string{"api", "status"}),
 	}
 	if cfg.Registerer != nil {
-		if err := cfg.Registerer.Register(a.calls); err != nil {
-			return nil, fmt.Errorf("ebay: register metrics: %w", err)
+		lead := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sniped_ebay_send_lead_seconds",
+			Help: "Measured one-way time to eBay: how much earlier than its target a bid is sent.",
+		}, func() float64 { return a.SendLead().Seconds() })
+		for _, c := range []prometheus.Collector{a.calls, lead} {
+			if err := cfg.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("ebay: register metrics: %w", err)
+			}
 		}
 	}
 	return a, nil

@@ -102,8 +102,11 @@ func (a *Adapter) apiError(api string, ans answer) error {
 	}
 	text = clean(text)
 	if first.ErrorID == idNoPermission || (ans.status == http.StatusForbidden && api == apiOffer) {
-		return fmt.Errorf("eBay refused the call (403, error %d %q): the eBay application lacks Offer API approval, a Limited Release that eBay grants on request (see docs/ebay.md); the sandbox needs no approval: %w",
-			first.ErrorID, text, market.ErrNotAuthorized)
+		return &explained{
+			err: fmt.Errorf("eBay refused the call (403, error %d %q): the eBay application lacks Offer API approval, a Limited Release that eBay grants on request (see docs/ebay.md); the sandbox needs no approval: %w",
+				first.ErrorID, text, market.ErrNotAuthorized),
+			explain: "eBay refused the bid because this sniped's eBay application lacks Offer API approval (403, Insufficient permissions); the operator must get eBay's approval for the Offer API before sniped can bid.",
+		}
 	}
 	if s := sentinelOf(first.ErrorID); s != nil {
 		if text == "" {
@@ -137,3 +140,13 @@ func clean(s string) string {
 	}
 	return s
 }
+
+// explained is an error with a user-facing explanation (market.Explainer).
+type explained struct {
+	err     error
+	explain string
+}
+
+func (e *explained) Error() string   { return e.err.Error() }
+func (e *explained) Unwrap() error   { return e.err }
+func (e *explained) Explain() string { return e.explain }

@@ -151,3 +151,15 @@ func FuzzParseAmount(f *testing.F) {
 		}
 	})
 }
+
+func TestExplanations(t *testing.T) {
+	t.Parallel()
+	a, _ := New(Config{APIURL: "http://x", AuthURL: "http://x", ClientID: "id", ClientSecret: "s"})
+	err := a.apiError(apiOffer, answer{status: 403, body: []byte(`{"errors":[{"errorId":1100,"message":"Insufficient permissions to fulfill the request."}]}`)})
+	if got := market.Explain(err); !strings.Contains(got, "Offer API approval") || strings.Contains(got, "http") {
+		t.Errorf("Explain(403/1100) = %q, want the approval explanation without internals", got)
+	}
+	if got := market.Explain(a.apiError(apiOffer, answer{status: 400, body: []byte(`{"errors":[{"errorId":120008}]}`)})); got != "" {
+		t.Errorf("Explain(120008) = %q, want none (the outcome says it)", got)
+	}
+}

@@ -81,7 +81,7 @@ func (a *Adapter) do(ctx context.Context, req request) (answer, error) {
 			lastErr = fmt.Errorf("ebay %s: %v: %w", req.api, err, market.ErrUnavailable)
 			retryable = true
 		case ans.status == http.StatusTooManyRequests:
-			after = retryAfter(ans.header, a.clk.Now())
+			after = retryAfter(ans.header, time.Now())
 			if after <= 0 {
 				after = wait
 			}
@@ -93,7 +93,7 @@ func (a *Adapter) do(ctx context.Context, req request) (answer, error) {
 		case ans.status >= 500:
 			lastErr = fmt.Errorf("ebay %s: HTTP %d: %w", req.api, ans.status, market.ErrUnavailable)
 			retryable = req.retry
-			after = retryAfter(ans.header, a.clk.Now())
+			after = retryAfter(ans.header, time.Now())
 		default:
 			return ans, nil
 		}
@@ -106,10 +106,10 @@ func (a *Adapter) do(ctx context.Context, req request) (answer, error) {
 		if after <= 0 {
 			after = wait + time.Duration(rand.Int64N(int64(wait/4)+1))
 		}
-		if dl, ok := ctx.Deadline(); ok && a.clk.Now().Add(after).After(dl) {
+		if dl, ok := ctx.Deadline(); ok && time.Now().Add(after).After(dl) {
 			return answer{}, lastErr
 		}
-		if !sleep(ctx, a, after) {
+		if !sleep(ctx, after) {
 			return answer{}, ctx.Err()
 		}
 		wait = min(2*wait, backoffMax)
@@ -182,14 +182,14 @@ func (a *Adapter) awaitCooldown(ctx context.Context, api string) error {
 	a.mu.Lock()
 	until := a.cooldown[api]
 	a.mu.Unlock()
-	d := until.Sub(a.clk.Now())
+	d := time.Until(until)
 	if d <= 0 {
 		return nil
 	}
 	if dl, ok := ctx.Deadline(); ok && until.After(dl) {
 		return fmt.Errorf("ebay %s: call limit reached; calls resume in %v: %w", api, d.Round(time.Millisecond), market.ErrUnavailable)
 	}
-	if !sleep(ctx, a, d) {
+	if !sleep(ctx, d) {
 		return ctx.Err()
 	}
 	return nil
@@ -198,19 +198,21 @@ func (a *Adapter) awaitCooldown(ctx context.Context, api string) error {
 func (a *Adapter) setCooldown(api string, d time.Duration) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if until := a.clk.Now().Add(d); until.After(a.cooldown[api]) {
+	if until := time.Now().Add(d); until.After(a.cooldown[api]) {
 		a.cooldown[api] = until
 	}
 }
 
-// sleep waits d on the adapter's clock; false when ctx ended first.
-func sleep(ctx context.Context, a *Adapter, d time.Duration) bool {
-	t := a.clk.NewTimer(d)
+// sleep waits d of real time; false when ctx ended first. Retry waits
+// pace network calls, so they run on real time like the calls and their
+// deadlines, not on the Clock seam (a fake clock would stall them).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
-	case <-t.C():
+	case <-t.C:
 		return true
 	}
 }

@@ -120,7 +120,10 @@ func (a *Adapter) tokenCall(ctx context.Context, form url.Values) (tokenAnswer, 
 	case ans.status == http.StatusOK && t.AccessToken != "":
 		return t, nil
 	case t.Error == "invalid_client":
-		return t, fmt.Errorf("ebay refused the application's credentials (invalid_client): check the client id and secret and the environment (sandbox or production): %w", market.ErrNotAuthorized)
+		return t, &explained{
+			err:     fmt.Errorf("ebay refused the application's credentials (invalid_client): check the client id and secret and the environment (sandbox or production): %w", market.ErrNotAuthorized),
+			explain: "eBay refused this sniped's application keys; the operator must check the eBay client id and secret.",
+		}
 	case t.Error == "invalid_grant":
 		return t, fmt.Errorf("%w: %s", errInvalidGrant, t.ErrorDescription)
 	case t.Error == "invalid_scope":
@@ -199,7 +202,10 @@ func (a *Adapter) userAccess(ctx context.Context, user string) (string, error) {
 		})
 		if err != nil {
 			if errors.Is(err, errInvalidGrant) {
-				return "", fmt.Errorf("the eBay link of %s is broken: eBay refused its refresh token (expired or revoked); %s: %w", user, relinkHint, market.ErrNotAuthorized)
+				return "", &explained{
+					err:     fmt.Errorf("the eBay link of %s is broken: eBay refused its refresh token (expired or revoked); %s: %w", user, relinkHint, market.ErrNotAuthorized),
+					explain: "Your eBay link is broken: eBay no longer accepts its token (it expired or was revoked). To bid again, " + relinkHint + ".",
+				}
 			}
 			return "", err
 		}

@@ -219,11 +219,12 @@ func (a *Adapter) userCall(ctx context.Context, user string, req request) (answe
 	}
 }
 
-// History is not offered: eBay's REST APIs publish no bid history, and the
-// Trading API's bidder lists are for sellers. It returns an empty history
-// (the chart then shows the stored snapshot); see docs/ebay.md.
+// History returns no entries: eBay's REST APIs publish no bid history, and
+// the Trading API's bidder list needs a user and gives one line per bidder,
+// not the price after each bid (docs/ebay.md). It still looks the item up
+// (cached), so an unknown item is market.ErrNotFound as everywhere else.
 func (a *Adapter) History(ctx context.Context, itemNo int64) ([]market.HistoryEntry, error) {
-	if err := ctx.Err(); err != nil {
+	if _, err := a.Item(ctx, itemNo); err != nil {
 		return nil, err
 	}
 	return nil, nil

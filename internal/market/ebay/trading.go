@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sniped/sniped/internal/market"
 )
@@ -78,7 +81,8 @@ type TradingError struct {
 var tradingAuthCodes = map[string]bool{"931": true, "932": true, "16110": true, "21916984": true, "21917053": true}
 
 // WatchList reads user's watch list with GetMyeBayBuying and looks each
-// item up (cached) through Browse. Items eBay no longer knows are left out.
+// item up (cached) through Browse, soonest-ending first. Items eBay no
+// longer knows are left out.
 func (a *Adapter) WatchList(ctx context.Context, user string) ([]market.Item, error) {
 	site, ok := siteIDs[a.cfg.Marketplace]
 	if !ok {
@@ -111,19 +115,40 @@ func (a *Adapter) WatchList(ctx context.Context, user string) ([]market.Item, er
 			break
 		}
 	}
-	out := make([]market.Item, 0, len(ids))
-	for _, no := range ids {
-		it, err := a.Item(ctx, no)
-		if errors.Is(err, market.ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, it)
+	// Look the items up a few at a time: a list of 200 would otherwise take
+	// 200 round trips end to end.
+	items := make([]market.Item, len(ids))
+	found := make([]bool, len(ids))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(watchLookups)
+	for i, no := range ids {
+		g.Go(func() error {
+			it, err := a.Item(gctx, no)
+			if errors.Is(err, market.ErrNotFound) {
+				return nil // gone from eBay: left out
+			}
+			if err != nil {
+				return err
+			}
+			items[i], found[i] = it, true
+			return nil
+		})
 	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	out := make([]market.Item, 0, len(ids))
+	for i, it := range items {
+		if found[i] {
+			out = append(out, it)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y market.Item) int { return x.End.Compare(y.End) })
 	return out, nil
 }
+
+// watchLookups bounds the concurrent item lookups of a watch list import.
+const watchLookups = 8
 
 // tradingCall posts a Trading API call with user's token (IAF header).
 func (a *Adapter) tradingCall(ctx context.Context, user, site string, body []byte) (answer, error) {

@@ -77,7 +77,7 @@ func (s *Server) writeItem(w http.ResponseWriter, r *http.Request, no int64, not
 		browseFailure(w, err, notFoundID)
 		return
 	}
-	bi := s.browseItem(it, true)
+	bi := s.browseItem(it)
 	if st, err := s.sim.ItemState(r.Context(), no); err == nil {
 		bi.UniqueBidderCount = uniqueBidders(st.Bids)
 	}
@@ -104,9 +104,9 @@ func itemNoOf(id string) (int64, bool) {
 	return no, err == nil && no > 0
 }
 
-// browseItem renders a simulator item in Browse's shape; summaries (search
-// results) leave out legacyItemId, seller and itemLocation, as eBay's do.
-func (s *Server) browseItem(it market.Item, full bool) ebay.BrowseItem {
+// browseItem renders a simulator item in Browse's shape (an item, or an
+// item summary of a search).
+func (s *Server) browseItem(it market.Item) ebay.BrowseItem {
 	amt := func(a money.Amount) *ebay.Amount { return &ebay.Amount{Value: a.String(), Currency: it.Currency} }
 	bi := ebay.BrowseItem{
 		ItemID:            ebay.RESTItemID(it.ItemNo),
@@ -141,14 +141,12 @@ func (s *Server) browseItem(it market.Item, full bool) ebay.BrowseItem {
 		}
 		bi.ShippingOptions = []ebay.ShippingOption{so}
 	}
-	if full {
-		bi.LegacyItemID = strconv.FormatInt(it.ItemNo, 10)
-		bi.Seller = &ebay.Seller{Username: it.SellerID, FeedbackScore: it.SellerScore,
-			FeedbackPercentage: strconv.FormatFloat(it.SellerPercent, 'f', 1, 64)}
-		bi.ItemLocation = &struct {
-			Country string `json:"country"`
-		}{Country: it.Country}
-	}
+	bi.LegacyItemID = strconv.FormatInt(it.ItemNo, 10)
+	bi.Seller = &ebay.Seller{Username: it.SellerID, FeedbackScore: it.SellerScore,
+		FeedbackPercentage: strconv.FormatFloat(it.SellerPercent, 'f', 1, 64)}
+	bi.ItemLocation = &struct {
+		Country string `json:"country"`
+	}{Country: it.Country}
 	return bi
 }
 
@@ -196,7 +194,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		if !auctions && it.Bids > 0 {
 			continue
 		}
-		page.ItemSummaries = append(page.ItemSummaries, s.browseItem(it, false))
+		page.ItemSummaries = append(page.ItemSummaries, s.browseItem(it))
 	}
 	page.Total = len(page.ItemSummaries)
 	writeJSON(w, http.StatusOK, page)

@@ -81,3 +81,36 @@ func (s *Server) simWatch(w http.ResponseWriter, r *http.Request) {
 		return nil
 	}).ServeHTTP(w, r)
 }
+
+// simRuName is /sim/runame?name=NAME&accept_url=URL: it registers an
+// RuName's accept URL, as eBay's developer portal does (handy when sniped's
+// port is known only after it starts). Like /sim/token it needs the
+// application's credentials, since it decides where consent codes go.
+func (s *Server) simRuName(w http.ResponseWriter, r *http.Request) {
+	if !s.clientOK(r) {
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed: pass the application's client id and secret as HTTP Basic credentials")
+		return
+	}
+	httperr.Handler(s.log, func(w http.ResponseWriter, r *http.Request) error {
+		q, err := param.Parse(r.URL.RawQuery)
+		if err != nil {
+			return err
+		}
+		name, err := q.Required("name")
+		if err != nil {
+			return err
+		}
+		u, err := q.Required("accept_url")
+		if err != nil {
+			return err
+		}
+		if len(name) > 255 || param.HasControl(name) {
+			return httperr.Invalid("name", "parameter \"name\" must be at most 255 printable characters")
+		}
+		if err := s.SetRuName(name, u); err != nil {
+			return httperr.Invalid("accept_url", "parameter \"accept_url\" must be an absolute http(s) URL")
+		}
+		httperr.WriteJSON(w, http.StatusOK, map[string]any{"status": "OK", "name": name, "accept_url": u})
+		return nil
+	}).ServeHTTP(w, r)
+}

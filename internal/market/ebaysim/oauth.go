@@ -183,6 +183,18 @@ func (s *Server) MintRefreshToken(user string) (string, time.Time, error) {
 	return tok, exp, err
 }
 
+// SetRuName registers (or moves) an RuName's accept URL, as eBay's
+// developer portal does.
+func (s *Server) SetRuName(name, acceptURL string) error {
+	if name == "" || !absoluteURL(acceptURL) {
+		return fmt.Errorf("ebaysim: an RuName needs a name and an absolute http(s) accept URL, not %q", acceptURL)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.runames[name] = acceptURL
+	return nil
+}
+
 // RevokeRefreshTokens drops every refresh token of user (its link breaks).
 func (s *Server) RevokeRefreshTokens(user string) error {
 	s.mu.Lock()
@@ -218,7 +230,10 @@ func insufficient(w http.ResponseWriter) {
 // acceptURL maps a redirect_uri (an RuName, or an absolute URL) to the
 // URL the browser is sent back to.
 func (s *Server) acceptURL(ru string) (string, bool) {
-	if u, ok := s.cfg.RuNames[ru]; ok {
+	s.mu.Lock()
+	u, ok := s.runames[ru]
+	s.mu.Unlock()
+	if ok {
 		return u, true
 	}
 	if absoluteURL(ru) {

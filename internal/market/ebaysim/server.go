@@ -69,9 +69,10 @@ type Server struct {
 
 	saveMu  sync.Mutex // serializes token file writes
 	mu      sync.Mutex
-	access  map[string]grant // by token hash
-	refresh map[string]grant // by token hash
-	codes   map[string]code  // by code hash
+	runames map[string]string // RuName → accept URL
+	access  map[string]grant  // by token hash
+	refresh map[string]grant  // by token hash
+	codes   map[string]code   // by code hash
 	bidSeq  int64
 }
 
@@ -100,6 +101,10 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, sim: cfg.Sim, log: cfg.Logger, clk: cfg.Clock,
 		access: make(map[string]grant), refresh: make(map[string]grant), codes: make(map[string]code),
+		runames: make(map[string]string),
+	}
+	for name, u := range cfg.RuNames {
+		s.runames[name] = u
 	}
 	s.ctrl = cfg.Sim.Handler(nil)
 	if err := s.loadTokens(); err != nil {
@@ -125,6 +130,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /ws/api.dll", s.trading)
 	mux.HandleFunc("/sim/token", s.simToken)
 	mux.HandleFunc("/sim/watch", s.simWatch)
+	mux.HandleFunc("/sim/runame", s.simRuName)
 	mux.Handle("/sim/", s.ctrl)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeErrors(w, http.StatusNotFound, apiError{ErrorID: 2002, Domain: "API_ROUTING", Category: "REQUEST",

@@ -197,3 +197,36 @@ func TestDateHeaderAndSearchRules(t *testing.T) {
 		t.Errorf("search without a token: %d, want 401", resp.StatusCode)
 	}
 }
+
+func TestSimRuName(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "", 0)
+	reg := b.http.URL + "/sim/runame?" + url.Values{"name": {"late-ru"}, "accept_url": {"http://127.0.0.1:4321/market/callback"}}.Encode()
+	resp, err := http.Get(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("/sim/runame without credentials = %d, want 401", resp.StatusCode)
+	}
+	req, _ := http.NewRequest(http.MethodGet, reg, nil)
+	req.SetBasicAuth(ebaysim.DefaultClientID, ebaysim.DefaultClientSecret)
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/sim/runame = %d, want 200", resp.StatusCode)
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = c.Get(b.http.URL + "/oauth2/authorize?" + url.Values{"client_id": {ebaysim.DefaultClientID}, "redirect_uri": {"late-ru"},
+		"response_type": {"code"}, "scope": {ebay.ScopeOffer}, "state": {"s"}, "login": {"ann"}, "approve": {"1"}}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, "http://127.0.0.1:4321/market/callback?") {
+		t.Errorf("consent redirected to %q, want the registered accept URL", loc)
+	}
+}
