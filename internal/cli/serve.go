@@ -169,7 +169,7 @@ func runServe(args []string, stderr io.Writer) error {
 		BaseContext: runCtx,
 		// metMkt is shared with the sniper: one set of call metrics.
 		Store: st, Market: metMkt, Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
-		MarketLinks: mkt.links,
+		MarketLinks:  mkt.links,
 		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
 	})
 	mux := http.NewServeMux()
