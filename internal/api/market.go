@@ -8,6 +8,7 @@ import (
 
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/httperr"
+	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/store"
 )
@@ -149,6 +150,17 @@ func (h *marketHandler) unlink(w http.ResponseWriter, r *http.Request, c *call) 
 		Message: fmt.Sprintf("Unlinked: sniped no longer holds a %s token for your account, and your snipes cannot bid until you link again. To withdraw sniped's access on %s's side as well, remove it from your %s account's third-party authorizations.",
 			l.MarketName(), l.MarketName(), l.MarketName()),
 	})
+}
+
+// marketAuthError is the 403 for a marketplace call refused for the
+// account: the marketplace's own explanation (how to link, or what the
+// operator must fix) when it gave one.
+func marketAuthError(cause error) error {
+	msg := market.Explain(cause)
+	if msg == "" {
+		msg = "The marketplace refused to act for your account. Link your marketplace account again, or ask the operator."
+	}
+	return &httperr.Error{Status: http.StatusForbidden, Code: httperr.CodeMarketAuth, Message: msg, Err: cause}
 }
 
 // Outcomes of the consent callback, passed to the dashboard as

@@ -257,3 +257,17 @@ func TestMarketAccountWithoutConsentPage(t *testing.T) {
 		t.Errorf("callback without a consent page = %d %q, want not_configured", status, outcome)
 	}
 }
+
+// TestImportWatchListNotAuthorized: a watch list the marketplace refuses
+// to read for the account (not linked, or the application not approved) is
+// a 403 market_auth with the marketplace's explanation, not a 500.
+func TestImportWatchListNotAuthorized(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.market.DenyUser("alice", true)
+	r := b.call("importWatchList")
+	r.wantError(t, http.StatusForbidden, "market_auth", "")
+	if msg, _ := r.body["message"].(string); !strings.Contains(msg, "Link your marketplace account") {
+		t.Errorf("message = %q, want it to say what to do", msg)
+	}
+}
