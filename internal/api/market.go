@@ -147,7 +147,7 @@ func (h *marketHandler) unlink(w http.ResponseWriter, r *http.Request, c *call) 
 	return ok(w, unlinkMarketResponse{
 		Status:     "OK",
 		MarketUser: st.User,
-		Message: fmt.Sprintf("Unlinked: sniped no longer holds a %s token for your account, and your snipes cannot bid until you link again. To withdraw sniped's access on %s's side as well, remove it from your %s account's third-party authorizations.",
+		Message: fmt.Sprintf("Unlinked: sniped no longer holds your %s token, and your snipes cannot bid until you link again. To withdraw sniped's access on %s's side as well, remove it from your %s account's third-party authorizations.",
 			l.MarketName(), l.MarketName(), l.MarketName()),
 	})
 }
