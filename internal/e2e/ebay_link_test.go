@@ -159,6 +159,11 @@ func TestEBayLinkedAccounts(t *testing.T) {
 		if code != 0 || strings.Contains(errOut, tok.RefreshToken) {
 			t.Fatalf("account link bob = %d: %s", code, errOut)
 		}
+		for _, f := range []string{"sniped.db", "sniped.db-wal"} {
+			if b, _ := os.ReadFile(filepath.Join(data, f)); strings.Contains(string(b), tok.RefreshToken) {
+				t.Errorf("%s holds bob's refresh token in plain text", f)
+			}
+		}
 		_, acct := s.Get("/getMarketAccount", url.Values{"key": {bobKey}})
 		if acct["usable"] != 1.0 || acct["market_user"] != "bob_ebay" || acct["token_expires"] != tok.ExpiresAt {
 			t.Errorf("bob's getMarketAccount = %v", acct)
