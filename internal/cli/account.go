@@ -77,9 +77,13 @@ func runAccount(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("list accounts: %w", err)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tTIER\tCREATED (UTC)")
+		fmt.Fprintln(tw, "NAME\tTIER\tCREATED (UTC)\tEBAY LINK")
 		for _, a := range accts {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", a.Name, a.Tier, clock.FormatUTC(a.CreatedAt))
+			link, err := linkSummary(ctx, st, a)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Name, a.Tier, clock.FormatUTC(a.CreatedAt), link)
 		}
 		return tw.Flush()
 	case "rotate-key":
@@ -198,6 +202,26 @@ func runLink(sub string, args []string, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "account %s linked to %s at %s; %s\n", *name, who, market, until)
 	return nil
+}
+
+// linkSummary describes an account's eBay link for account list: the
+// eBay user (or "linked") and the token's expiry, or "-".
+func linkSummary(ctx context.Context, st store.Store, a store.Account) (string, error) {
+	l, err := st.MarketLink(ctx, a.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return "-", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("market link of %s: %w", a.Name, err)
+	}
+	out := l.User
+	if out == "" {
+		out = "linked"
+	}
+	if !l.TokenExpires.IsZero() {
+		out += " until " + l.TokenExpires.Format(time.DateOnly)
+	}
+	return out, nil
 }
 
 // readTokenFile reads a refresh token from a file or standard input ("-").

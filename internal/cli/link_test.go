@@ -80,6 +80,10 @@ func TestAccountLink(t *testing.T) {
 		t.Errorf("the database file holds the plaintext token")
 	}
 
+	if code, out := runCLI(t, "account", "list", "--data", data); code != 0 || !strings.Contains(out, "alice_ebay until 2028-05-01") {
+		t.Errorf("account list = %d:\n%s\nwant alice's eBay link", code, out)
+	}
+
 	// A second link reuses the key (no new one is announced).
 	if code, out := runCLI(t, "account", "link", "--data", data, "--name", "alice", "--refresh-token-file", tokenFile); code != 0 || strings.Contains(out, "created the secret key") {
 		t.Errorf("second account link = %d: %s", code, out)
@@ -90,6 +94,9 @@ func TestAccountLink(t *testing.T) {
 	}
 	if code, out := runCLI(t, "account", "unlink", "--data", data, "--name", "alice"); code != 1 || !strings.Contains(out, "has no linked") {
 		t.Errorf("account unlink (again) = %d: %s", code, out)
+	}
+	if code, out := runCLI(t, "account", "list", "--data", data); code != 0 || !strings.Contains(out, "EBAY LINK") || strings.Contains(out, "alice_ebay") {
+		t.Errorf("account list after unlink = %d:\n%s", code, out)
 	}
 }
 
