@@ -3,6 +3,7 @@ package ebay_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -588,5 +589,82 @@ func TestUnavailableReadsRetried(t *testing.T) {
 	b.sim.FailNext(sim.OpItem, 1)
 	if _, err := b.ad.Item(market.WithFresh(b.ctx), no); err != nil {
 		t.Errorf("Item after one failure = %v, want the retry to succeed", err)
+	}
+}
+
+// TestBidAfter429: eBay refuses a limited call before acting on it, so the
+// bid is sent again after the wait, and lands once.
+func TestBidAfter429(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	no := b.create(t, sim.NewItem{})
+	var once sync.Once
+	b.addHook(func(w http.ResponseWriter, r *http.Request) bool {
+		hit := false
+		if strings.HasSuffix(r.URL.Path, "/place_proxy_bid") {
+			once.Do(func() {
+				hit = true
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(http.StatusTooManyRequests)
+			})
+		}
+		return hit
+	})
+	if _, err := b.ad.PlaceBid(b.ctx, "alice", no, 20_00); err != nil {
+		t.Fatalf("PlaceBid after a 429: %v", err)
+	}
+	if n := b.count("POST /buy/offer"); n != 2 {
+		t.Errorf("place_proxy_bid sent %d times, want 2", n)
+	}
+	if st, _ := b.sim.ItemState(b.ctx, no); len(st.Bids) != 1 {
+		t.Errorf("the simulator holds %d bids, want 1", len(st.Bids))
+	}
+}
+
+// TestTimeouts: an answer that does not come within the per-attempt
+// timeout is a transient failure; a read is tried again, a bid is not.
+func TestTimeouts(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *options) { o.timeout = 300 * time.Millisecond })
+	no := b.create(t, sim.NewItem{})
+	if _, err := b.ad.BidState(b.ctx, "alice", no); err != nil { // tokens first, unhindered
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	stall := map[string]int{"/buy/browse/v1/item/get_item_by_legacy_id": 1, "/place_proxy_bid": 1}
+	b.addHook(func(w http.ResponseWriter, r *http.Request) bool {
+		mu.Lock()
+		key := r.URL.Path
+		if strings.HasSuffix(key, "/place_proxy_bid") {
+			key = "/place_proxy_bid"
+		}
+		hang := stall[key] > 0
+		if hang {
+			stall[key]--
+		}
+		mu.Unlock()
+		if hang {
+			// Answer only when the client has given up. The server notices
+			// a closed connection only once the body is read.
+			io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+			case <-time.After(time.Minute): // a bound, should the client never give up
+			}
+		}
+		return hang
+	})
+	if _, err := b.ad.Item(market.WithFresh(b.ctx), no); err != nil {
+		t.Errorf("Item after one stalled attempt = %v, want the retry's answer", err)
+	}
+	if n := b.count("GET /buy/browse/v1/item/get_item_by_legacy_id"); n != 3 {
+		t.Errorf("lookups = %d, want 3 (BidState's, then a stalled one and its retry)", n)
+	}
+	_, err := b.ad.PlaceBid(b.ctx, "alice", no, 20_00)
+	if !errors.Is(err, market.ErrUnavailable) {
+		t.Errorf("PlaceBid stalled = %v, want ErrUnavailable", err)
+	}
+	if n := b.count("POST /buy/offer"); n != 1 {
+		t.Errorf("place_proxy_bid sent %d times, want 1 (never re-sent blindly)", n)
 	}
 }

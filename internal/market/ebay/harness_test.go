@@ -71,6 +71,7 @@ type bundle struct {
 }
 
 type options struct {
+	timeout time.Duration
 	clock   clock.Clock
 	skew    time.Duration
 	itemTTL time.Duration
@@ -80,7 +81,7 @@ type options struct {
 // setup starts the stack. Users "alice" and "bob" are linked.
 func setup(t *testing.T, opts ...func(*options)) *bundle {
 	t.Helper()
-	o := options{clock: clock.NewFake(t0), itemTTL: time.Minute}
+	o := options{clock: clock.NewFake(t0), itemTTL: time.Minute, timeout: 5 * time.Second}
 	for _, f := range opts {
 		f(&o)
 	}
@@ -121,7 +122,7 @@ func setup(t *testing.T, opts ...func(*options)) *bundle {
 	b.ad, err = ebay.New(ebay.Config{
 		APIURL: b.http.URL, AuthURL: b.http.URL, ClientID: ebaysim.DefaultClientID, ClientSecret: secret,
 		RuName: "sniped-RuName", Links: b.links, HTTPClient: b.http.Client(), ItemTTL: o.itemTTL,
-		Clock: o.clock, Registerer: b.reg, Logger: slog.New(slog.NewTextHandler(b.logs, nil)), Timeout: 5 * time.Second,
+		Clock: o.clock, Registerer: b.reg, Logger: slog.New(slog.NewTextHandler(b.logs, nil)), Timeout: o.timeout,
 	})
 	if err != nil {
 		t.Fatalf("ebay.New: %v", err)
