@@ -113,6 +113,8 @@ func linkMessage(l *marketlink.Links, acct store.Account, st marketlink.Status) 
 		return fmt.Sprintf("No %s account is linked, so your snipes cannot bid. %s", mkt, l.HowToLink(acct.Name))
 	case st.OtherMarket:
 		return fmt.Sprintf("Linked to %s, but for another %s environment than this server's, so your snipes cannot bid. %s", who, mkt, l.HowToLink(acct.Name))
+	case st.Unreadable:
+		return fmt.Sprintf("Linked to %s, but the stored token cannot be decrypted with this server's secret key, so your snipes cannot bid. %s", who, l.HowToLink(acct.Name))
 	case st.Expired:
 		return fmt.Sprintf("The link to %s expired on %s UTC, so your snipes cannot bid. %s", who, clock.FormatUTC(st.TokenExpires), l.HowToLink(acct.Name))
 	case st.TokenExpires.IsZero():

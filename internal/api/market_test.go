@@ -271,3 +271,43 @@ func TestImportWatchListNotAuthorized(t *testing.T) {
 		t.Errorf("message = %q, want it to say what to do", msg)
 	}
 }
+
+// TestMarketAccountUnusableLinks: a stored link snipes cannot use is shown
+// as linked but not usable, with what to do.
+func TestMarketAccountUnusableLinks(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		link func(b *bundle) store.MarketLink
+		want string
+	}{
+		{"expired", func(b *bundle) store.MarketLink {
+			if err := b.links.Link(context.Background(), b.paid, marketlink.Token{RefreshToken: refreshToken, User: "alice_ebay", Expiry: t0.Add(-time.Hour)}); err != nil {
+				b.t.Fatal(err)
+			}
+			l, _ := b.store.MarketLink(context.Background(), b.paid.ID)
+			return l
+		}, "expired on 2026-03-14 11:00:00 UTC"},
+		{"other environment", func(b *bundle) store.MarketLink {
+			return store.MarketLink{AccountID: b.paid.ID, Market: "https://api.ebay.com", User: "alice_ebay", SealedToken: []byte("x"), LinkedAt: t0}
+		}, "another eBay environment"},
+		{"other secret key", func(b *bundle) store.MarketLink {
+			return store.MarketLink{AccountID: b.paid.ID, Market: "https://api.sandbox.ebay.com", User: "alice_ebay", SealedToken: []byte("\x01not sealed by this key"), LinkedAt: t0}
+		}, "cannot be decrypted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, _ := setupEBay(t)
+			if err := b.store.SetMarketLink(context.Background(), tt.link(b)); err != nil {
+				t.Fatal(err)
+			}
+			r := b.call("getMarketAccount")
+			r.wantOK(t)
+			msg := str(t, r.body, "message")
+			if integer(t, r.body, "linked") != 1 || integer(t, r.body, "usable") != 0 || !strings.Contains(msg, tt.want) || !strings.Contains(msg, "Connect eBay") {
+				t.Errorf("getMarketAccount = %s; want linked, not usable, saying %q and how to link", r.raw, tt.want)
+			}
+		})
+	}
+}

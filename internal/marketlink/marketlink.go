@@ -218,10 +218,13 @@ type Status struct {
 	// OtherMarket: linked, but for another marketplace environment than
 	// this server's, so the link is not used.
 	OtherMarket bool
+	// Unreadable: the stored token does not decrypt under this server's
+	// secret key (the key was replaced).
+	Unreadable bool
 }
 
 // Usable reports whether snipes can bid with this link.
-func (s Status) Usable() bool { return s.Linked && !s.Expired && !s.OtherMarket }
+func (s Status) Usable() bool { return s.Linked && !s.Expired && !s.OtherMarket && !s.Unreadable }
 
 // Status reports acct's link.
 func (l *Links) Status(ctx context.Context, acct store.Account) (Status, error) {
@@ -239,5 +242,12 @@ func (l *Links) Status(ctx context.Context, acct store.Account) (Status, error) 
 		LinkedAt:     link.LinkedAt,
 		Expired:      !link.TokenExpires.IsZero() && !l.cfg.Clock.Now().Before(link.TokenExpires),
 		OtherMarket:  link.Market != l.cfg.Market,
+		Unreadable:   !l.opens(link),
 	}, nil
+}
+
+// opens reports whether link's token decrypts under this server's key.
+func (l *Links) opens(link store.MarketLink) bool {
+	_, err := l.cfg.Key.Open(link.SealedToken, l.aad(link.AccountID, link.Market))
+	return err == nil
 }

@@ -204,6 +204,14 @@ func TestStatusAndUnlink(t *testing.T) {
 	if err != nil || st != want || !st.Usable() {
 		t.Errorf("Status(linked) = %+v, %v; want %+v", st, err, want)
 	}
+	otherKey := b.newLinks(t, secret.Generate(), sandbox)
+	if st, err := otherKey.Status(b.ctx, b.alice); err != nil || !st.Unreadable || st.Usable() {
+		t.Errorf("Status under another secret key = %+v, %v; want unreadable", st, err)
+	}
+	otherEnv := b.newLinks(t, b.key, "https://api.ebay.com")
+	if st, err := otherEnv.Status(b.ctx, b.alice); err != nil || !st.OtherMarket || st.Usable() {
+		t.Errorf("Status for another environment = %+v, %v; want OtherMarket", st, err)
+	}
 	b.clock.Advance(48 * time.Hour)
 	if st, _ := b.links.Status(b.ctx, b.alice); !st.Expired || st.Usable() {
 		t.Errorf("Status(after expiry) = %+v, want expired", st)
