@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -122,6 +123,21 @@ func linkMessage(l *marketlink.Links, acct store.Account, st marketlink.Status) 
 	}
 	return fmt.Sprintf("Linked to %s since %s UTC; snipes bid as that user. The link lasts until %s UTC; link again before then.",
 		who, clock.FormatUTC(st.LinkedAt), clock.FormatUTC(st.TokenExpires))
+}
+
+// linkWarning is what addBid adds when the account's snipes cannot bid
+// for want of a usable marketplace link; "" when they can (or on the
+// simulator, or when the link cannot be read: the shot will tell).
+func (s *server) linkWarning(ctx context.Context, acct store.Account) string {
+	l := s.cfg.MarketLinks
+	if l == nil {
+		return ""
+	}
+	st, err := l.Status(ctx, acct)
+	if err != nil || st.Usable() {
+		return ""
+	}
+	return linkMessage(l, acct, st)
 }
 
 type unlinkMarketResponse struct {

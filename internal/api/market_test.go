@@ -311,3 +311,28 @@ func TestMarketAccountUnusableLinks(t *testing.T) {
 		})
 	}
 }
+
+// TestAddBidWarnsWhenUnlinked: a snipe stored for an account whose snipes
+// cannot bid says so at once, not only when it fails at the end.
+func TestAddBidWarnsWhenUnlinked(t *testing.T) {
+	t.Parallel()
+	b, _ := setupEBay(t)
+	it := b.item()
+	r := b.call("addBid", "item_no", itoa(it.ItemNo), "bid", "25")
+	r.wantOK(t)
+	if msg := str(t, r.body, "message"); r.body["message_color"] != "orange" || !strings.Contains(msg, "Warning: No eBay account is linked") {
+		t.Errorf("addBid while unlinked = %s; want an orange warning saying how to link", r.raw)
+	}
+	// A watched item (bid 0) will not bid anyway: no warning.
+	other := b.item()
+	if r := b.call("addBid", "item_no", itoa(other.ItemNo), "bid", "0"); strings.Contains(str(t, r.body, "message"), "Warning") {
+		t.Errorf("addBid of a watched item warned: %s", r.raw)
+	}
+	if err := b.links.Link(context.Background(), b.paid, marketlink.Token{RefreshToken: refreshToken, User: "alice_ebay"}); err != nil {
+		t.Fatal(err)
+	}
+	r = b.call("addBid", "item_no", itoa(it.ItemNo), "bid", "26")
+	if r.body["message_color"] != "green" || strings.Contains(str(t, r.body, "message"), "Warning") {
+		t.Errorf("addBid once linked = %s; want no warning", r.raw)
+	}
+}
