@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/httperr"
@@ -20,6 +21,9 @@ import (
 // Without Config.MarketLinks (the built-in simulator) there is nothing to
 // link: each account bids as the marketplace user of its own name.
 type marketHandler struct{ s *server }
+
+// callbackTimeout bounds the code exchange of one consent callback.
+const callbackTimeout = 30 * time.Second
 
 // callbackPath is where the marketplace's consent page sends the user back
 // (the RuName's accept URL is {public-url}/market/callback).
@@ -232,7 +236,11 @@ func (h *marketHandler) finish(r *http.Request, ip string) string {
 		h.s.limits.failed(ip, h.s.clock.Now())
 		return callbackInvalid
 	}
-	acct, st, err := l.Finish(r.Context(), code, state)
+	// The code works once: finish the exchange even if the browser leaves
+	// meanwhile, so that the user's consent is not wasted.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), callbackTimeout)
+	defer cancel()
+	acct, st, err := l.Finish(ctx, code, state)
 	switch {
 	case err == nil:
 		h.s.log.Info("market account linked", "account", acct.Name, "market_user", st.User)
