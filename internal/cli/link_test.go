@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/secret"
@@ -168,5 +171,55 @@ func TestAccountLinkSecretKeyFromEnvironment(t *testing.T) {
 	links, _ := marketlink.New(marketlink.Config{Store: st, Key: k, Market: ebay.ProductionAPIURL})
 	if got, err := links.RefreshToken(context.Background(), "alice"); err != nil || got != cliToken {
 		t.Errorf("RefreshToken with the environment's key = %q, %v", got, err)
+	}
+}
+
+// TestServeEBaySecretKey: serve --market ebay makes the secret key on first
+// start, and stops with a clear message on a bad one.
+func TestServeEBaySecretKey(t *testing.T) {
+	t.Setenv(secret.EnvVar, "")
+	t.Setenv(envEBaySecret, "sim-secret")
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short.key")
+	os.WriteFile(short, []byte(base64.StdEncoding.EncodeToString(make([]byte, 20))), 0o600)
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"created on first start", nil, ""},
+		{"wrong size", []string{"--secret-key-file", short}, "20 bytes, want 32"},
+		{"missing", []string{"--secret-key-file", filepath.Join(dir, "none.key")}, "read secret key file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := t.TempDir()
+			c, err := parseServe(append([]string{"--market", "ebay", "--ebay-client-id", "app", "--data", data}, tt.args...), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := sqlite.Open(context.Background(), filepath.Join(data, storeFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			var logs bytes.Buffer
+			m, err := openMarket(context.Background(), marketParams{cfg: c, base: "http://x", clock: clock.Real{}, log: slog.New(slog.NewTextHandler(&logs, nil)), store: st})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("openMarket = %v, want an error saying %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || m.links == nil {
+				t.Fatalf("openMarket = %v", err)
+			}
+			if fi, err := os.Stat(filepath.Join(data, secret.DefaultFile)); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Errorf("key file = %v, %v; want it made with mode 0600", fi, err)
+			}
+			if !strings.Contains(logs.String(), "created the secret key") {
+				t.Errorf("the log does not announce the new key:\n%s", logs.String())
+			}
+		})
 	}
 }
