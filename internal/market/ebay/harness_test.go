@@ -79,7 +79,7 @@ type options struct {
 }
 
 // setup starts the stack. Users "alice" and "bob" are linked.
-func setup(t *testing.T, opts ...func(*options)) *bundle {
+func setup(t testing.TB, opts ...func(*options)) *bundle {
 	t.Helper()
 	o := options{clock: clock.NewFake(t0), itemTTL: time.Minute, timeout: 5 * time.Second}
 	for _, f := range opts {
@@ -158,7 +158,7 @@ func (b *bundle) count(prefix string) int {
 }
 
 // create lists an item on the simulator.
-func (b *bundle) create(t *testing.T, n sim.NewItem) int64 {
+func (b *bundle) create(t testing.TB, n sim.NewItem) int64 {
 	t.Helper()
 	if n.Title == "" {
 		n.Title = "Leica M6 camera"

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"time"
 
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/money"
@@ -151,9 +150,8 @@ func (a *Adapter) BidState(ctx context.Context, user string, itemNo int64) (mark
 	}
 	switch b.AuctionStatus {
 	case "ACTIVE", "LIVE":
-		if end, err := time.Parse(time.RFC3339, b.AuctionEndDate); err == nil && !a.clk.Now().Before(end) {
-			st.Ended, st.EndReason = true, market.EndedNormally // ended between eBay's answer and now
-		}
+		// Running, even past auctionEndDate: eBay settles an auction a
+		// moment after its end, and only ENDED says who won.
 	case "ENDED":
 		st.Ended, st.EndReason = true, market.EndedNormally
 		st.Won = b.HighBidder && st.ReserveMet
