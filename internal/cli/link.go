@@ -36,6 +36,9 @@ func loadSecretKey(f secretFlags, data string, note func(msg string)) (*secret.K
 	if src.Created {
 		note(fmt.Sprintf("created the secret key that encrypts marketplace tokens: %s (mode 0600). Back it up: without it, every account must link again.", src.File))
 	}
+	if src.Exposed {
+		note(fmt.Sprintf("the secret key file %s is readable by other users; chmod 600 it", src.File))
+	}
 	return k, nil
 }
 

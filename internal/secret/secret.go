@@ -95,6 +95,9 @@ type Source struct {
 	File string
 	// Created is true when Load generated the key just now.
 	Created bool
+	// Exposed is true when the key file is readable or writable by users
+	// other than its owner.
+	Exposed bool
 }
 
 // Config tells Load where to look.
@@ -115,7 +118,7 @@ func Load(c Config) (*Key, Source, error) {
 	switch {
 	case c.File != "":
 		k, err := readFile(c.File)
-		return k, Source{File: c.File}, err
+		return k, Source{File: c.File, Exposed: exposed(c.File)}, err
 	case c.Env != "":
 		k, err := Parse(c.Env)
 		if err != nil {
@@ -134,7 +137,7 @@ func Load(c Config) (*Key, Source, error) {
 	if err := createExclusive(path, []byte(k.Encode())); errors.Is(err, fs.ErrExist) {
 		// Another process created it first: use that one.
 		k, err := readFile(path)
-		return k, Source{File: path}, err
+		return k, Source{File: path, Exposed: exposed(path)}, err
 	} else if err != nil {
 		return nil, Source{}, fmt.Errorf("create secret key file %s: %w", path, err)
 	}
@@ -158,6 +161,12 @@ func createExclusive(path string, body []byte) error {
 		return err
 	}
 	return os.Link(tmp, path)
+}
+
+// exposed reports whether others than the owner may read or write path.
+func exposed(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().Perm()&0o077 != 0
 }
 
 func readFile(path string) (*Key, error) {

@@ -92,7 +92,7 @@ func TestLoadCreatesThenReuses(t *testing.T) {
 		t.Errorf("key file mode = %v, %v; want 0600", fi.Mode().Perm(), err)
 	}
 	k2, src2, err := secret.Load(secret.Config{DataDir: dir})
-	if err != nil || src2.Created {
+	if err != nil || src2.Created || src2.Exposed {
 		t.Fatalf("second Load = %v, %+v; want the existing key", err, src2)
 	}
 	if _, err := k2.Open(k1.Seal([]byte("x"), nil), nil); err != nil {
@@ -193,5 +193,20 @@ func TestKeyNeverPrinted(t *testing.T) {
 		if strings.Contains(s, enc) || !strings.Contains(s, "REDACTED") {
 			t.Errorf("printed key = %q, want REDACTED", s)
 		}
+	}
+}
+
+func TestLoadReportsExposedFile(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join(t.TempDir(), "k")
+	if err := os.WriteFile(file, []byte(secret.Generate().Encode()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, src, err := secret.Load(secret.Config{File: file}); err != nil || !src.Exposed {
+		t.Errorf("Load(0644 file) = %+v, %v; want Exposed", src, err)
+	}
+	os.Chmod(file, 0o600)
+	if _, src, err := secret.Load(secret.Config{File: file}); err != nil || src.Exposed {
+		t.Errorf("Load(0600 file) = %+v, %v; want not Exposed", src, err)
 	}
 }
