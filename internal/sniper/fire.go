@@ -282,6 +282,10 @@ func (s *Sniper) refusal(ctx context.Context, sn store.Snipe, err error, attempt
 		return outcome.Missed, fmt.Sprintf("The bid reached the marketplace after the auction ended (%s UTC): sniped's estimate of the marketplace clock was off, and it could not be measured again.", end.UTC().Format(time.DateTime))
 	}
 	arrived := s.marketAt(sentMid)
+	if arrived.Before(end) {
+		// Refused as ended before its end time: the auction ended early.
+		return outcome.EndedEarly, ""
+	}
 	why := "it was sent on time by sniped's clock, so the marketplace's clock or end time moved"
 	if off := arrived.Sub(estimate); off > retimeThreshold {
 		why = fmt.Sprintf("the marketplace clock had moved %.1f s ahead of sniped's last measurement", off.Seconds())
