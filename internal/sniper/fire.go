@@ -76,10 +76,19 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 			return
 		}
 	}
-	target := s.toLocal(sn.FireAt)
-	if !sleepUntil(ctx, s.clk, target) {
-		s.revert(ctx, id)
-		return
+	// Wait for the moment; a new clock offset moves it, even now.
+	var target time.Time
+	for {
+		retimed := s.retimed()
+		target = s.toLocal(sn.FireAt)
+		done, ok := sleepUntilOr(ctx, s.clk, target, retimed)
+		if !ok {
+			s.revert(ctx, id)
+			return
+		}
+		if done {
+			break
+		}
 	}
 	if s.tooLate(sn) {
 		// The offset moved while waiting: the end has passed meanwhile.
@@ -128,6 +137,25 @@ const maxDelay = 15 * time.Second
 // RetryCutoff remains before its item's end, and is Missed otherwise.
 func (s *Sniper) tooLate(sn store.Snipe) bool {
 	return !s.marketNow().Add(s.cfg.RetryCutoff).Before(sn.Item.End)
+}
+
+// sleepUntilOr waits on the clock until t (done) or until wake is closed
+// (not done); ok is false when ctx ended first.
+func sleepUntilOr(ctx context.Context, clk clock.Clock, t time.Time, wake <-chan struct{}) (done, ok bool) {
+	d := t.Sub(clk.Now())
+	if d <= 0 {
+		return true, ctx.Err() == nil
+	}
+	tm := clk.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false, false
+	case <-wake:
+		return false, true
+	case <-tm.C():
+		return true, true
+	}
 }
 
 // sleepUntil waits on the clock until t; false when ctx ended first.

@@ -138,6 +138,10 @@ type Sniper struct {
 	// measured is set once a measurement succeeded.
 	anchor   atomic.Pointer[anchor]
 	measured atomic.Bool
+	// retimeCh is closed (and replaced) when the offset changes by more
+	// than retimeThreshold, waking the shots waiting for their moment.
+	retimeMu sync.Mutex
+	retimeCh chan struct{}
 	// health is the shared backoff of lookups retried after marketplace
 	// failures (backoff.go).
 	health health
@@ -186,6 +190,7 @@ func New(cfg Config) *Sniper {
 		accounts:   map[int64]string{},
 		groups:     map[int64]*groupLock{},
 		resolving:  map[int64]bool{},
+		retimeCh:   make(chan struct{}),
 	}
 	now := cfg.Clock.Now()
 	s.anchor.Store(&anchor{local: now, market: now.Round(0)})
