@@ -121,10 +121,15 @@ func (s *Sniper) resolveFiring(ctx context.Context, sn store.Snipe) {
 			}
 			continue
 		}
-		if s.resolveOnce(ctx, sn) {
+		done, err := s.resolveOnce(ctx, sn)
+		if done {
 			return
 		}
-		if !sleepUntil(ctx, s.clk, minTime(s.health.retryAt(s.clk.Now()), giveUp)) {
+		next := s.health.retryAt(s.clk.Now()) // unavailable, or no answer yet
+		if err != nil && !market.Transient(err) {
+			next = s.clk.Now().Add(settleRetry) // refused: no point asking faster
+		}
+		if !sleepUntil(ctx, s.clk, minTime(next, giveUp)) {
 			return
 		}
 	}
@@ -138,11 +143,11 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // resolveOnce asks the marketplace once; it reports whether the snipe is
-// resolved (or left this resolution's hands).
-func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) bool {
+// resolved (or left this resolution's hands), and the lookup's error.
+func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, error) {
 	user, err := s.userName(ctx, sn.AccountID)
 	if err != nil {
-		return false
+		return false, err
 	}
 	firing := []store.State{store.StateFiring}
 	bs, err := s.mk.BidState(ctx, user, sn.ItemNo)
@@ -150,19 +155,19 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) bool {
 	switch {
 	case errors.Is(err, market.ErrNotFound):
 		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: outcome.NotFound})
-		return true
+		return true, nil
 	case err != nil:
 		s.log.Warn("resolve firing snipe", "snipe", sn.ID, "err", err)
-		return false
+		return false, err
 	case bidLanded(bs, sn) && bs.Ended:
 		code, detail := result(sn, bs)
 		s.markEnded(ctx, sn, bs.CurrentPrice)
 		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail + " The bid was confirmed at the marketplace after its answer was lost or sniped was interrupted.", PlacedAt: s.marketNow()})
-		return true
+		return true, nil
 	case bidLanded(bs, sn):
 		s.placed(ctx, sn, market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketNow()},
 			" The bid was confirmed at the marketplace after its answer was lost or sniped was interrupted.")
-		return true
+		return true, nil
 	case bs.Ended:
 		code, detail := outcome.Missed, "sniped was interrupted while sending this bid and it never reached the marketplace."
 		switch c, ok := endedCode(bs.EndReason); {
@@ -178,7 +183,7 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) bool {
 		}
 		s.markEnded(ctx, sn, bs.CurrentPrice)
 		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail})
-		return true
+		return true, nil
 	case sn.Outcome == outcome.Pending && !s.tooLate(sn):
 		// Left by a crash, the bid is not there and there is still time:
 		// send it. (A snipe send left unresolved was already retried
@@ -186,11 +191,11 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) bool {
 		if err := s.st.Transition(ctx, store.TransitionParams{ID: sn.ID, From: firing, To: store.StateScheduled}); err == nil {
 			s.Changed(sn.ID)
 		}
-		return true
+		return true, nil
 	}
 	// Not visible (yet) and too late to send: the auction's end will say.
 	sleepUntil(ctx, s.clk, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
-	return false
+	return false, nil
 }
 
 // abandon settles a firing snipe whose lookups failed until resolveGiveUp

@@ -31,7 +31,13 @@ func (s *Sniper) settle(ctx context.Context, id int64) {
 			return
 		}
 	}
-	retry := func() { s.sched.settleAt(id, s.health.retryAt(s.clk.Now()), &sn) }
+	retry := func(err error) {
+		at := s.clk.Now().Add(settleRetry) // refused: no point asking faster
+		if market.Transient(err) {
+			at = s.health.retryAt(s.clk.Now())
+		}
+		s.sched.settleAt(id, at, &sn)
+	}
 	user, err := s.userName(ctx, sn.AccountID)
 	if err != nil {
 		s.sched.settleAt(id, s.clk.Now().Add(settleRetry), &sn)
@@ -49,7 +55,7 @@ func (s *Sniper) settle(ctx context.Context, id int64) {
 		s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StatePlaced}, To: store.StateSettled, Outcome: outcome.NotFound})
 		return
 	case err != nil:
-		retry()
+		retry(err)
 		return
 	case !bs.Ended:
 		// Not over yet on the marketplace: our snapshot's end may be
