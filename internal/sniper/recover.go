@@ -23,34 +23,16 @@ const resolveGiveUp = 45 * time.Second
 // background beside the scheduler, so shots due meanwhile fire on time:
 //
 //  1. scheduled snipes whose item ended while the service was down are
-//     settled Missed (those with time left are the loader's: they fire
-//     late under the one late-start policy, tooLate);
+//     settled Missed (settleOverdue; those with time left are the
+//     loader's: they fire late under the one late-start policy, tooLate);
 //  2. firing snipes (listed by Run before the scheduler started, so none
 //     is this process's own shot) are resolved in parallel, bounded by the
 //     background slots, by asking the marketplace whether the bid exists
 //     (resolve); they are never resent blindly;
 //  3. placed snipes get their settlement queued.
 func (s *Sniper) recover(ctx context.Context, firing []store.Snipe) error {
-	start := s.marketNow()
-	for {
-		// A moment more than maxDelay ago means the end has passed.
-		sns, err := s.st.SnipesInState(ctx, store.StateScheduled, start.Add(-maxDelay-s.cfg.RetryCutoff), s.cfg.LoadLimit)
-		if err != nil {
-			return fmt.Errorf("overdue snipes: %w", err)
-		}
-		moved := 0
-		for _, sn := range sns {
-			detail := fmt.Sprintf("It was due at %s UTC; sniped was not running and started again at %s UTC.", sn.FireAt.UTC().Format(time.DateTime), start.UTC().Format(time.DateTime))
-			if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Missed, Detail: detail}) {
-				moved++
-			}
-		}
-		if len(sns) < s.cfg.LoadLimit {
-			break
-		}
-		if moved == 0 {
-			return errors.New("overdue snipes: no progress")
-		}
+	if err := s.settleOverdue(ctx, "sniped was not running and started again at "+s.marketNow().UTC().Format(time.DateTime)+" UTC"); err != nil {
+		return err
 	}
 	for _, sn := range firing {
 		s.resolve(ctx, sn)
@@ -66,6 +48,32 @@ func (s *Sniper) recover(ctx context.Context, firing []store.Snipe) error {
 		s.log.Info("recovered snipes", "firing", len(firing), "placed", len(placed))
 	}
 	return nil
+}
+
+// settleOverdue settles Missed the scheduled snipes whose item has ended
+// without their bid being sent (due more than maxDelay + RetryCutoff ago),
+// saying why.
+func (s *Sniper) settleOverdue(ctx context.Context, why string) error {
+	now := s.marketNow()
+	for {
+		sns, err := s.st.SnipesInState(ctx, store.StateScheduled, now.Add(-maxDelay-s.cfg.RetryCutoff), s.cfg.LoadLimit)
+		if err != nil {
+			return fmt.Errorf("overdue snipes: %w", err)
+		}
+		moved := 0
+		for _, sn := range sns {
+			detail := fmt.Sprintf("It was due at %s UTC; %s.", sn.FireAt.UTC().Format(time.DateTime), why)
+			if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Missed, Detail: detail}) {
+				moved++
+			}
+		}
+		if len(sns) < s.cfg.LoadLimit {
+			return nil
+		}
+		if moved == 0 {
+			return errors.New("overdue snipes: no progress")
+		}
+	}
 }
 
 // resolve starts resolving a firing snipe that no goroutine is sending,

@@ -391,7 +391,11 @@ func (s *Sniper) load(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	for _, sn := range sns {
-		s.sched.track(sn)
+		// An item already over is settleOverdue's (recovery, sweep): a
+		// backlog left by downtime must not crowd out the shots due now.
+		if now.Before(sn.Item.End) {
+			s.sched.track(sn)
+		}
 	}
 	s.sched.prune(now.Add(-time.Minute))
 	if len(sns) == s.cfg.LoadLimit {

@@ -170,6 +170,11 @@ func (s *Sniper) sweepDisabled(ctx context.Context) error {
 }
 
 func (s *Sniper) sweep(ctx context.Context) error {
+	// Snipes never sent while their auction ran (the loader skips ended
+	// items), e.g. because the store was unavailable at their moment.
+	if err := s.settleOverdue(ctx, "sniped could not send it in time (the service or its database was unavailable)"); err != nil {
+		return err
+	}
 	now := s.marketNow()
 	placed, err := s.st.SnipesInState(ctx, store.StatePlaced, now, s.cfg.LoadLimit)
 	if err != nil {
