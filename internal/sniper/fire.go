@@ -285,9 +285,7 @@ func (s *Sniper) unresolved(ctx context.Context, sn store.Snipe, code outcome.Co
 	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateFiring, Outcome: code, Detail: detail}) {
 		sn.Outcome, sn.OutcomeDetail = code, detail
 	}
-	// Without a free background slot now, the sweep starts it later (well
-	// before resolveGiveUp): a shot's goroutine never waits for one.
-	s.tryResolve(ctx, sn)
+	s.resolve(sn)
 }
 
 // refusal is the outcome of a refused send. A bid refused because the

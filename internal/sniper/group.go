@@ -106,7 +106,7 @@ func (s *Sniper) groupGate(ctx context.Context, sn store.Snipe, user string) (ok
 			}
 		case o.State == store.StateSettled && o.Outcome == outcome.MarketDown:
 			// Settled without the marketplace's confirmation when every
-			// lookup failed (resolveFiring gave up): it may have been won.
+			// lookup failed (resolveStep gave up): it may have been won.
 			bs, err := s.mk.BidState(ctx, user, o.ItemNo)
 			switch {
 			case err != nil:

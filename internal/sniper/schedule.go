@@ -21,6 +21,8 @@ const (
 	kindSettle
 	// kindDisabled settles a disabled snipe when its item ends.
 	kindDisabled
+	// kindResolve asks the marketplace about a firing snipe no shot owns.
+	kindResolve
 )
 
 // entry is one timed job. Arm and pre-flight entries carry the version of
@@ -275,6 +277,14 @@ func (q *schedule) disabledAt(id int64, at time.Time) {
 	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindDisabled})
 }
 
+// resolveAt queues the next step of a firing snipe's resolution at local
+// time at.
+func (q *schedule) resolveAt(id int64, at time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindResolve})
+}
+
 func (q *schedule) disabledDone(id int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -343,6 +353,10 @@ func (q *schedule) dispatch(ctx context.Context, e entry) {
 		}
 	case kindDisabled:
 		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.settleDisabled(ctx, e.id) }) {
+			q.requeue(e)
+		}
+	case kindResolve:
+		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.resolveStep(lowPriority(ctx), e.id) }) {
 			q.requeue(e)
 		}
 	}

@@ -191,7 +191,7 @@ func (s *Sniper) sweep(ctx context.Context) error {
 	}
 	for _, sn := range firing {
 		if !s.sched.inFlight(sn.ID) {
-			s.tryResolve(ctx, sn)
+			s.resolve(sn)
 		}
 	}
 	return nil

@@ -145,10 +145,10 @@ type Sniper struct {
 	// health is the shared backoff of lookups retried after marketplace
 	// failures (backoff.go).
 	health health
-	// resolving holds the snipes whose resolution (recovery, sweep) runs,
-	// so that none is started twice.
+	// resolving holds the firing snipes being resolved (recover.go), so
+	// that none is resolved twice at once.
 	resolvingMu sync.Mutex
-	resolving   map[int64]bool
+	resolving   map[int64]store.Snipe
 
 	sched *schedule
 	// sem bounds the goroutines arming and sending shots; bg bounds the
@@ -189,7 +189,7 @@ func New(cfg Config) *Sniper {
 		changedSig: make(chan struct{}, 1),
 		accounts:   map[int64]string{},
 		groups:     map[int64]*groupLock{},
-		resolving:  map[int64]bool{},
+		resolving:  map[int64]store.Snipe{},
 		retimeCh:   make(chan struct{}),
 	}
 	now := cfg.Clock.Now()
