@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market"
@@ -192,6 +193,10 @@ func New(cfg Config) *Sniper {
 		resolving:  map[int64]store.Snipe{},
 		retimeCh:   make(chan struct{}),
 	}
+	promauto.With(cfg.Registerer).NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sniped_sniper_goroutines",
+		Help: "Goroutines the sniper runs: its loops, shots and background work (each within its slots).",
+	}, func() float64 { return float64(s.live.Load()) })
 	now := cfg.Clock.Now()
 	s.anchor.Store(&anchor{local: now, market: now.Round(0)})
 	s.sched = newSchedule(s)
