@@ -64,7 +64,7 @@ func startMarket(t *testing.T, data string, extra ...string) *server {
 // runs, the simulator's control surface is gone from sniped, search goes
 // through Browse with an application token, a snipe of an account without
 // an eBay link settles as market-auth saying how to link, and /metrics
-// counts the calls per eBay API.
+// counts the calls per eBay API. Linked accounts: ebay_link_test.go.
 func TestServeOnEBayShapedMarket(t *testing.T) {
 	t.Setenv("SNIPED_EBAY_CLIENT_SECRET", "sim-secret")
 	mk := startMarket(t, t.TempDir())
@@ -86,6 +86,9 @@ func TestServeOnEBayShapedMarket(t *testing.T) {
 	s.addBid(t, url.Values{"item_no": {item}, "bid": {"20"}, "delay": {"2"}})
 	res = s.settled(t, item, end)
 	wantOutcome(t, res, -12, "market-auth")
+	if msg, _ := res["message"].(string); !strings.Contains(msg, "Connect eBay") {
+		t.Errorf("market-auth message %q does not say how to link", msg)
+	}
 	if n := len(mk.ourBids(t, item)); n != 0 {
 		t.Errorf("bids by admin on the market = %d, want 0 (not linked)", n)
 	}
