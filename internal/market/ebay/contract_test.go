@@ -41,7 +41,7 @@ func TestContract(t *testing.T) {
 			l.set(u, tok)
 		}
 		ad, err := ebay.New(ebay.Config{APIURL: h.URL, AuthURL: h.URL, ClientID: ebaysim.DefaultClientID,
-			ClientSecret: ebaysim.DefaultClientSecret, Links: l, HTTPClient: h.Client(), ItemTTL: -1, Clock: c, Timeout: 5 * time.Second})
+			ClientSecret: ebaysim.DefaultClientSecret, Links: l, HTTPClient: h.Client(), ItemTTL: -1, Clock: c, Timeout: 5 * time.Second, Backoff: time.Millisecond})
 		if err != nil {
 			t.Fatalf("ebay.New: %v", err)
 		}

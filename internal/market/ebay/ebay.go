@@ -54,6 +54,8 @@ const (
 	DefaultMarketplace = "EBAY_US"
 	// DefaultTimeout bounds one HTTP attempt.
 	DefaultTimeout = 10 * time.Second
+	// DefaultBackoff is the first wait before a retry without Retry-After.
+	DefaultBackoff = 250 * time.Millisecond
 	// DefaultItemTTL is how long an item lookup is served from the cache.
 	DefaultItemTTL = 30 * time.Second
 	// tokenMargin: a token is refreshed this long before it expires.
@@ -98,6 +100,8 @@ type Config struct {
 	HTTPClient *http.Client
 	// Timeout bounds each HTTP attempt (default DefaultTimeout).
 	Timeout time.Duration
+	// Backoff is the first wait before a retry (default DefaultBackoff).
+	Backoff time.Duration
 	// ItemTTL is how long item lookups are cached (default DefaultItemTTL;
 	// negative: no cache). market.WithFresh bypasses the cache.
 	ItemTTL time.Duration
@@ -159,6 +163,9 @@ func New(cfg Config) (*Adapter, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
 	}
 	if cfg.ItemTTL == 0 {
 		cfg.ItemTTL = DefaultItemTTL
