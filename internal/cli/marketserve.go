@@ -171,10 +171,11 @@ func runMarketServe(args []string, stderr io.Writer) error {
 	}
 	h := srv.Handler()
 	if !simControlOn(c.simControl, ln.Addr()) {
-		log.Info("simulator control endpoints off (--sim-control); /sim/token and /sim/img/ are still served")
+		log.Info("simulator control endpoints off (--sim-control); /sim/token, /sim/runame (both need the client credentials) and /sim/img/ are still served")
 		inner := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasPrefix(r.URL.Path, "/sim/") && r.URL.Path != "/sim/token" && !strings.HasPrefix(r.URL.Path, "/sim/img/") {
+			p := r.URL.Path
+			if strings.HasPrefix(p, "/sim/") && p != "/sim/token" && p != "/sim/runame" && !strings.HasPrefix(p, "/sim/img/") {
 				http.NotFound(w, r)
 				return
 			}
