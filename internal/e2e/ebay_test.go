@@ -120,3 +120,27 @@ func jsonString(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestMarketServeControlOff: with --sim-control off the keyless control
+// endpoints are gone, while /sim/token (which needs the application's
+// credentials) still mints tokens and the eBay-shaped API still answers.
+func TestMarketServeControlOff(t *testing.T) {
+	t.Parallel()
+	mk := startMarket(t, t.TempDir(), "--sim-control", "off")
+	if status, _ := mk.GetRaw("/sim/createItem", url.Values{"title": {"x"}, "start_price": {"1"}, "ends_in": {"60"}}); status != http.StatusNotFound {
+		t.Errorf("/sim/createItem with --sim-control off = %d, want 404", status)
+	}
+	req, _ := http.NewRequest(http.MethodGet, mk.URL+"/sim/token?user=carol", nil)
+	req.SetBasicAuth("sniped-sim", "sim-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/sim/token with --sim-control off = %d, want 200", resp.StatusCode)
+	}
+	if status, _ := mk.GetRaw("/buy/browse/v1/item_summary/search", url.Values{"q": {"x"}}); status != http.StatusUnauthorized {
+		t.Errorf("search without a token = %d, want 401 (the API is served)", status)
+	}
+}
