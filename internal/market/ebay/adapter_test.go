@@ -466,6 +466,9 @@ func TestClockCheck(t *testing.T) {
 			if got := strings.Contains(b.logs.String(), "clock differs from eBay"); got != c.warn {
 				t.Errorf("warned = %v, want %v; log:\n%s", got, c.warn, b.logs)
 			}
+			if got := gaugeOf(t, b, "sniped_ebay_clock_offset_min_seconds"); got != lo.Seconds() {
+				t.Errorf("offset min gauge = %v, want %v", got, lo.Seconds())
+			}
 			now, err := b.ad.Now(b.ctx)
 			if err != nil || !now.Equal(b.clock.Now()) {
 				t.Errorf("Now = %v, %v; want the host clock %v", now, err, b.clock.Now())
@@ -667,4 +670,20 @@ func TestTimeouts(t *testing.T) {
 	if n := b.count("POST /buy/offer"); n != 1 {
 		t.Errorf("place_proxy_bid sent %d times, want 1 (never re-sent blindly)", n)
 	}
+}
+
+// gaugeOf reads a gauge from the bundle's registry.
+func gaugeOf(t *testing.T, b *bundle, name string) float64 {
+	t.Helper()
+	mfs, err := b.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
 }

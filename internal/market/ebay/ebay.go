@@ -200,7 +200,24 @@ func New(cfg Config) (*Adapter, error) {
 			Name: "sniped_ebay_send_lead_seconds",
 			Help: "Measured one-way time to eBay: how much earlier than its target a bid is sent.",
 		}, func() float64 { return a.SendLead().Seconds() })
-		for _, c := range []prometheus.Collector{a.calls, lead} {
+		bound := func(hi bool) func() float64 {
+			return func() float64 {
+				lo, h, _ := a.ClockCheck()
+				if hi {
+					return h.Seconds()
+				}
+				return lo.Seconds()
+			}
+		}
+		offLo := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sniped_ebay_clock_offset_min_seconds",
+			Help: "Lower bound on eBay's clock minus this host's, from answers' Date headers (see docs/ebay.md, Time).",
+		}, bound(false))
+		offHi := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sniped_ebay_clock_offset_max_seconds",
+			Help: "Upper bound on eBay's clock minus this host's, from answers' Date headers.",
+		}, bound(true))
+		for _, c := range []prometheus.Collector{a.calls, lead, offLo, offHi} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("ebay: register metrics: %w", err)
 			}
