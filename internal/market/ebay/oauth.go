@@ -264,11 +264,14 @@ func expiry(start time.Time, secs int64) time.Time {
 }
 
 // flight runs fn once per key at a time. The shared call runs detached from
-// any single caller's cancellation (bounded by the per-attempt timeouts),
-// and each caller stops waiting when its own ctx ends.
+// any single caller's cancellation, bounded by a deadline of its own (so a
+// stuck Links lookup cannot hold every later caller), and each caller
+// stops waiting when its own ctx ends.
 func (a *Adapter) flight(ctx context.Context, key string, fn func(context.Context) (string, error)) (string, error) {
 	ch := a.flights.DoChan(key, func() (any, error) {
-		return fn(context.WithoutCancel(ctx))
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), (maxAttempts+1)*a.cfg.Timeout)
+		defer cancel()
+		return fn(fctx)
 	})
 	select {
 	case <-ctx.Done():
