@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -304,10 +305,27 @@ func TestRefreshOneInFlight(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	no := b.create(t, sim.NewItem{})
+	// Refreshes are held until every caller has started, so that callers
+	// pile up behind them.
+	const callers = 40
+	var entered atomic.Int32
+	allIn := make(chan struct{})
+	b.addHook(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/identity/v1/oauth2/token" && r.PostForm.Get("grant_type") == "refresh_token" {
+			select {
+			case <-allIn:
+			case <-time.After(10 * time.Second): // a bound, should a caller never start
+			}
+		}
+		return false
+	})
 	var wg sync.WaitGroup
-	for i := range 40 {
+	for i := range callers {
 		user := []string{"alice", "bob"}[i%2]
 		wg.Go(func() {
+			if entered.Add(1) == callers {
+				close(allIn)
+			}
 			if _, err := b.ad.BidState(b.ctx, user, no); err != nil {
 				t.Errorf("BidState(%s): %v", user, err)
 			}
