@@ -94,7 +94,7 @@ func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error
 	fs.StringVar(&c.addr, "addr", DefaultMarketAddr, "address to listen on; port 0 picks a free port")
 	fs.StringVar(&c.data, "data", DefaultMarketData, "data folder: sim.db (the marketplace) and tokens.json (refresh token hashes)")
 	fs.StringVar(&c.publicURL, "public-url", "", "URL clients use to reach this server, for image links (default http://ADDR)")
-	fs.StringVar(&c.clientID, "client-id", ebaysim.DefaultClientID, "the one application accepted; its secret is "+envMarketSecret+" (default "+ebaysim.DefaultClientSecret+")")
+	fs.StringVar(&c.clientID, "client-id", ebaysim.DefaultClientID, "client id of the one application accepted (its secret: env "+envMarketSecret+", or "+ebaysim.DefaultClientSecret+")")
 	fs.Var(c.runames, "runame", "an RuName and its accept URL, NAME=URL (repeatable); a redirect_uri that is an absolute URL is accepted as is")
 	fs.Int64Var(&c.marketSeed, "market-seed", sim.DefaultSeed, "seed of the generated catalogue (used on first start)")
 	fs.IntVar(&c.simItems, "sim-items", sim.DefaultItems, "live auctions to generate on first start")
@@ -171,10 +171,11 @@ func runMarketServe(args []string, stderr io.Writer) error {
 	}
 	h := srv.Handler()
 	if !simControlOn(c.simControl, ln.Addr()) {
-		log.Info("simulator control endpoints off (--sim-control); /sim/token and /sim/img/ are still served")
+		log.Info("simulator control endpoints off (--sim-control); /sim/token, /sim/runame (both need the client credentials) and /sim/img/ are still served")
 		inner := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if strings.HasPrefix(r.URL.Path, "/sim/") && r.URL.Path != "/sim/token" && !strings.HasPrefix(r.URL.Path, "/sim/img/") {
+			p := r.URL.Path
+			if strings.HasPrefix(p, "/sim/") && p != "/sim/token" && p != "/sim/runame" && !strings.HasPrefix(p, "/sim/img/") {
 				http.NotFound(w, r)
 				return
 			}

@@ -64,7 +64,7 @@ func startMarket(t *testing.T, data string, extra ...string) *server {
 // runs, the simulator's control surface is gone from sniped, search goes
 // through Browse with an application token, a snipe of an account without
 // an eBay link settles as market-auth saying how to link, and /metrics
-// counts the calls per eBay API.
+// counts the calls per eBay API. Linked accounts: ebay_link_test.go.
 func TestServeOnEBayShapedMarket(t *testing.T) {
 	t.Setenv("SNIPED_EBAY_CLIENT_SECRET", "sim-secret")
 	mk := startMarket(t, t.TempDir())
@@ -86,6 +86,9 @@ func TestServeOnEBayShapedMarket(t *testing.T) {
 	s.addBid(t, url.Values{"item_no": {item}, "bid": {"20"}, "delay": {"2"}})
 	res = s.settled(t, item, end)
 	wantOutcome(t, res, -12, "market-auth")
+	if msg, _ := res["message"].(string); !strings.Contains(msg, "Connect eBay") {
+		t.Errorf("market-auth message %q does not say how to link", msg)
+	}
 	if n := len(mk.ourBids(t, item)); n != 0 {
 		t.Errorf("bids by admin on the market = %d, want 0 (not linked)", n)
 	}
@@ -116,4 +119,28 @@ func jsonString(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestMarketServeControlOff: with --sim-control off the keyless control
+// endpoints are gone, while /sim/token (which needs the application's
+// credentials) still mints tokens and the eBay-shaped API still answers.
+func TestMarketServeControlOff(t *testing.T) {
+	t.Parallel()
+	mk := startMarket(t, t.TempDir(), "--sim-control", "off")
+	if status, _ := mk.GetRaw("/sim/createItem", url.Values{"title": {"x"}, "start_price": {"1"}, "ends_in": {"60"}}); status != http.StatusNotFound {
+		t.Errorf("/sim/createItem with --sim-control off = %d, want 404", status)
+	}
+	req, _ := http.NewRequest(http.MethodGet, mk.URL+"/sim/token?user=carol", nil)
+	req.SetBasicAuth("sniped-sim", "sim-secret")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/sim/token with --sim-control off = %d, want 200", resp.StatusCode)
+	}
+	if status, _ := mk.GetRaw("/buy/browse/v1/item_summary/search", url.Values{"q": {"x"}}); status != http.StatusUnauthorized {
+		t.Errorf("search without a token = %d, want 401 (the API is served)", status)
+	}
 }

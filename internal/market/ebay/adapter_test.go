@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -304,10 +305,27 @@ func TestRefreshOneInFlight(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	no := b.create(t, sim.NewItem{})
+	// Refreshes are held until every caller has started, so that callers
+	// pile up behind them.
+	const callers = 40
+	var entered atomic.Int32
+	allIn := make(chan struct{})
+	b.addHook(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/identity/v1/oauth2/token" && r.PostForm.Get("grant_type") == "refresh_token" {
+			select {
+			case <-allIn:
+			case <-time.After(10 * time.Second): // a bound, should a caller never start
+			}
+		}
+		return false
+	})
 	var wg sync.WaitGroup
-	for i := range 40 {
+	for i := range callers {
 		user := []string{"alice", "bob"}[i%2]
 		wg.Go(func() {
+			if entered.Add(1) == callers {
+				close(allIn)
+			}
 			if _, err := b.ad.BidState(b.ctx, user, no); err != nil {
 				t.Errorf("BidState(%s): %v", user, err)
 			}
@@ -465,6 +483,9 @@ func TestClockCheck(t *testing.T) {
 			}
 			if got := strings.Contains(b.logs.String(), "clock differs from eBay"); got != c.warn {
 				t.Errorf("warned = %v, want %v; log:\n%s", got, c.warn, b.logs)
+			}
+			if got := gaugeOf(t, b, "sniped_ebay_clock_offset_min_seconds"); got != lo.Seconds() {
+				t.Errorf("offset min gauge = %v, want %v", got, lo.Seconds())
 			}
 			now, err := b.ad.Now(b.ctx)
 			if err != nil || !now.Equal(b.clock.Now()) {
@@ -667,4 +688,20 @@ func TestTimeouts(t *testing.T) {
 	if n := b.count("POST /buy/offer"); n != 1 {
 		t.Errorf("place_proxy_bid sent %d times, want 1 (never re-sent blindly)", n)
 	}
+}
+
+// gaugeOf reads a gauge from the bundle's registry.
+func gaugeOf(t *testing.T, b *bundle, name string) float64 {
+	t.Helper()
+	mfs, err := b.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
+			return mf.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no gauge %s", name)
+	return 0
 }

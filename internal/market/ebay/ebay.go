@@ -54,6 +54,8 @@ const (
 	DefaultMarketplace = "EBAY_US"
 	// DefaultTimeout bounds one HTTP attempt.
 	DefaultTimeout = 10 * time.Second
+	// DefaultBackoff is the first wait before a retry without Retry-After.
+	DefaultBackoff = 250 * time.Millisecond
 	// DefaultItemTTL is how long an item lookup is served from the cache.
 	DefaultItemTTL = 30 * time.Second
 	// tokenMargin: a token is refreshed this long before it expires.
@@ -98,6 +100,8 @@ type Config struct {
 	HTTPClient *http.Client
 	// Timeout bounds each HTTP attempt (default DefaultTimeout).
 	Timeout time.Duration
+	// Backoff is the first wait before a retry (default DefaultBackoff).
+	Backoff time.Duration
 	// ItemTTL is how long item lookups are cached (default DefaultItemTTL;
 	// negative: no cache). market.WithFresh bypasses the cache.
 	ItemTTL time.Duration
@@ -160,6 +164,9 @@ func New(cfg Config) (*Adapter, error) {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = DefaultBackoff
+	}
 	if cfg.ItemTTL == 0 {
 		cfg.ItemTTL = DefaultItemTTL
 	}
@@ -193,7 +200,24 @@ func New(cfg Config) (*Adapter, error) {
 			Name: "sniped_ebay_send_lead_seconds",
 			Help: "Measured one-way time to eBay: how much earlier than its target a bid is sent.",
 		}, func() float64 { return a.SendLead().Seconds() })
-		for _, c := range []prometheus.Collector{a.calls, lead} {
+		bound := func(hi bool) func() float64 {
+			return func() float64 {
+				lo, h, _ := a.ClockCheck()
+				if hi {
+					return h.Seconds()
+				}
+				return lo.Seconds()
+			}
+		}
+		offLo := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sniped_ebay_clock_offset_min_seconds",
+			Help: "Lower bound on eBay's clock minus this host's, from answers' Date headers (see docs/ebay.md, Time).",
+		}, bound(false))
+		offHi := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sniped_ebay_clock_offset_max_seconds",
+			Help: "Upper bound on eBay's clock minus this host's, from answers' Date headers.",
+		}, bound(true))
+		for _, c := range []prometheus.Collector{a.calls, lead, offLo, offHi} {
 			if err := cfg.Registerer.Register(c); err != nil {
 				return nil, fmt.Errorf("ebay: register metrics: %w", err)
 			}

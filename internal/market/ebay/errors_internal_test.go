@@ -152,6 +152,20 @@ func FuzzParseAmount(f *testing.F) {
 	})
 }
 
+func TestIdentityBase(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://api.ebay.com":         "https://apiz.ebay.com",
+		"https://api.sandbox.ebay.com": "https://apiz.sandbox.ebay.com",
+		"http://127.0.0.1:9090":        "http://127.0.0.1:9090",
+		"https://api.example.org":      "https://api.example.org",
+	} {
+		if got := identityBase(in); got != want {
+			t.Errorf("identityBase(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestExplanations(t *testing.T) {
 	t.Parallel()
 	a, _ := New(Config{APIURL: "http://x", AuthURL: "http://x", ClientID: "id", ClientSecret: "s"})

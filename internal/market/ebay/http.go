@@ -24,11 +24,11 @@ const (
 )
 
 // Retry policy for calls that are safe to repeat (GETs, token calls,
-// GetMyeBayBuying): at most maxAttempts, waiting backoffFirst, doubling up
-// to backoffMax, or what Retry-After says (up to maxRetryAfter).
+// GetMyeBayBuying): at most maxAttempts, waiting Config.Backoff (default
+// DefaultBackoff), doubling up to backoffMax, or what Retry-After says (up
+// to maxRetryAfter).
 const (
 	maxAttempts   = 3
-	backoffFirst  = 250 * time.Millisecond
 	backoffMax    = 4 * time.Second
 	maxRetryAfter = 60 * time.Second
 	// maxBody bounds an answer read into memory.
@@ -64,7 +64,7 @@ type answer struct {
 // returns the last answer. A non-nil error means no usable answer: it wraps
 // market.ErrUnavailable (or the context's error).
 func (a *Adapter) do(ctx context.Context, req request) (answer, error) {
-	wait := backoffFirst
+	wait := a.cfg.Backoff
 	var lastErr error
 	for attempt := 1; ; attempt++ {
 		if err := a.awaitCooldown(ctx, req.api); err != nil {

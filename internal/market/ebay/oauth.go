@@ -78,7 +78,7 @@ func (a *Adapter) ExchangeCode(ctx context.Context, code string) (UserToken, err
 // identity returns the eBay user name of an access token.
 func (a *Adapter) identity(ctx context.Context, access string) (string, error) {
 	ans, err := a.do(ctx, request{
-		api: apiIdentity, method: http.MethodGet, url: a.api + "/commerce/identity/v1/user/",
+		api: apiIdentity, method: http.MethodGet, url: identityBase(a.api) + "/commerce/identity/v1/user/",
 		header: http.Header{"Authorization": {"Bearer " + access}, "Accept": {"application/json"}},
 		retry:  true,
 	})
@@ -90,11 +90,31 @@ func (a *Adapter) identity(ctx context.Context, access string) (string, error) {
 	}
 	var u struct {
 		Username string `json:"username"`
+		UserID   string `json:"userId"`
 	}
-	if err := json.Unmarshal(ans.body, &u); err != nil || u.Username == "" {
-		return "", fmt.Errorf("ebay identity: the answer names no user: %w", market.ErrUnavailable)
+	if err := json.Unmarshal(ans.body, &u); err != nil {
+		return "", fmt.Errorf("ebay identity: unreadable answer: %w", market.ErrUnavailable)
 	}
-	return u.Username, nil
+	switch {
+	case u.Username != "":
+		return u.Username, nil
+	case u.UserID != "": // eBay withholds some users' names from some applications
+		return u.UserID, nil
+	}
+	return "", fmt.Errorf("ebay identity: the answer names no user: %w", market.ErrUnavailable)
+}
+
+// identityBase is the Identity API's host: eBay serves it from apiz.
+// (api.ebay.com → apiz.ebay.com, api.sandbox.ebay.com →
+// apiz.sandbox.ebay.com); any other host (sniped market serve) serves it
+// itself.
+func identityBase(api string) string {
+	u, err := url.Parse(api)
+	if err != nil || !strings.HasPrefix(u.Host, "api.") || !strings.HasSuffix(u.Host, ".ebay.com") {
+		return api
+	}
+	u.Host = "apiz." + strings.TrimPrefix(u.Host, "api.")
+	return strings.TrimSuffix(u.String(), "/")
 }
 
 // tokenCall posts form to the token endpoint with the application's basic
@@ -244,11 +264,14 @@ func expiry(start time.Time, secs int64) time.Time {
 }
 
 // flight runs fn once per key at a time. The shared call runs detached from
-// any single caller's cancellation (bounded by the per-attempt timeouts),
-// and each caller stops waiting when its own ctx ends.
+// any single caller's cancellation, bounded by a deadline of its own (so a
+// stuck Links lookup cannot hold every later caller), and each caller
+// stops waiting when its own ctx ends.
 func (a *Adapter) flight(ctx context.Context, key string, fn func(context.Context) (string, error)) (string, error) {
 	ch := a.flights.DoChan(key, func() (any, error) {
-		return fn(context.WithoutCancel(ctx))
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), (maxAttempts+1)*a.cfg.Timeout)
+		defer cancel()
+		return fn(fctx)
 	})
 	select {
 	case <-ctx.Done():
