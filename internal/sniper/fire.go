@@ -79,10 +79,19 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 			return
 		}
 	}
-	target := s.toLocal(sn.FireAt)
-	if !sleepUntil(ctx, s.clk, target) {
-		s.revert(ctx, id)
-		return
+	// Wait for the moment; a new clock offset moves it, even now.
+	var target time.Time
+	for {
+		retimed := s.retimed()
+		target = s.toLocal(sn.FireAt)
+		done, ok := sleepUntilOr(ctx, s.clk, target, retimed)
+		if !ok {
+			s.revert(ctx, id)
+			return
+		}
+		if done {
+			break
+		}
 	}
 	if s.tooLate(sn) {
 		// The offset moved while waiting: the end has passed meanwhile.
@@ -99,7 +108,9 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 func (s *Sniper) markFiring(ctx context.Context, id int64, fireAt time.Time) bool {
 	backoff := retryFirst
 	for {
-		err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring})
+		// Durable: a mark lost to a power cut would let recovery take a
+		// sent bid for one never sent.
+		err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true})
 		switch {
 		case err == nil:
 			return true
@@ -131,6 +142,25 @@ func (s *Sniper) tooLate(sn store.Snipe) bool {
 	return !s.marketNow().Add(s.cfg.RetryCutoff).Before(sn.Item.End)
 }
 
+// sleepUntilOr waits on the clock until t (done) or until wake is closed
+// (not done); ok is false when ctx ended first.
+func sleepUntilOr(ctx context.Context, clk clock.Clock, t time.Time, wake <-chan struct{}) (done, ok bool) {
+	d := t.Sub(clk.Now())
+	if d <= 0 {
+		return true, ctx.Err() == nil
+	}
+	tm := clk.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false, false
+	case <-wake:
+		return false, true
+	case <-tm.C():
+		return true, true
+	}
+}
+
 // sleepUntil waits on the clock until t; false when ctx ended first.
 func sleepUntil(ctx context.Context, clk clock.Clock, t time.Time) bool {
 	d := t.Sub(clk.Now())
@@ -160,6 +190,7 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 	var rc market.BidReceipt
 	var err error
 	var sentFrom, sentTo time.Time // local clock, the last attempt
+	var firstFrom time.Time        // the first attempt, the one that may have landed
 	ambiguous := false
 	proof := ""
 	for {
@@ -172,6 +203,9 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 			return
 		}
 		sentFrom = s.clk.Now()
+		if attempts == 1 {
+			firstFrom = sentFrom
+		}
 		if attempts == 1 && onTime {
 			s.met.lateness.Observe(max(0, sentFrom.Sub(target)).Seconds())
 		}
@@ -190,7 +224,7 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 		if ambiguous && errors.Is(err, market.ErrCannotLowerMax) {
 			// Only the high bidder is told it cannot lower its maximum:
 			// an earlier attempt of ours landed and leads.
-			rc, err = market.BidReceipt{HighBidder: true, Time: s.marketAt(sentFrom)}, nil
+			rc, err = market.BidReceipt{HighBidder: true, Time: s.marketAt(firstFrom)}, nil
 			proof = " The marketplace's answer to an earlier attempt was lost; its refusal of the retry (\"cannot lower your maximum\") confirmed that the bid had landed."
 			break
 		}
@@ -201,7 +235,7 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 		// before sending again, never bid twice.
 		bs, e := s.mk.BidState(ctx, user, sn.ItemNo)
 		if e == nil && bidLanded(bs, sn) {
-			rc, err = market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketAt(sentFrom)}, nil
+			rc, err = market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketAt(firstFrom)}, nil
 			proof = " The marketplace's answer was lost; it confirmed the bid when asked."
 			break
 		}
@@ -249,7 +283,7 @@ func (s *Sniper) placed(ctx context.Context, sn store.Snipe, rc market.BidReceip
 	if placedAt.IsZero() {
 		placedAt = s.marketNow()
 	}
-	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: code, Detail: detail, PlacedAt: placedAt}) {
+	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: code, Detail: detail, PlacedAt: placedAt, Durable: true}) {
 		sn.State, sn.Outcome, sn.OutcomeDetail, sn.PlacedAt = store.StatePlaced, code, detail, placedAt
 		s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), &sn)
 	}
@@ -263,7 +297,7 @@ func (s *Sniper) unresolved(ctx context.Context, sn store.Snipe, code outcome.Co
 	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateFiring, Outcome: code, Detail: detail}) {
 		sn.Outcome, sn.OutcomeDetail = code, detail
 	}
-	s.resolve(ctx, sn)
+	s.resolve(sn)
 }
 
 // refusal is the outcome of a refused send. A bid refused because the
@@ -286,6 +320,10 @@ func (s *Sniper) refusal(ctx context.Context, sn store.Snipe, err error, attempt
 		return outcome.Missed, fmt.Sprintf("The bid reached the marketplace after the auction ended (%s UTC): sniped's estimate of the marketplace clock was off, and it could not be measured again.", end.UTC().Format(time.DateTime))
 	}
 	arrived := s.marketAt(sentMid)
+	if arrived.Before(end) {
+		// Refused as ended before its end time: the auction ended early.
+		return outcome.EndedEarly, ""
+	}
 	why := "it was sent on time by sniped's clock, so the marketplace's clock or end time moved"
 	if off := arrived.Sub(estimate); off > retimeThreshold {
 		why = fmt.Sprintf("the marketplace clock had moved %.1f s ahead of sniped's last measurement", off.Seconds())
@@ -332,6 +370,11 @@ func codeFor(err error) outcome.Code {
 
 // rejectDetail is the specific part of a refusal's message.
 func rejectDetail(err error, sn store.Snipe, attempts int) string {
+	// A marketplace's own explanation (how to link, a missing approval)
+	// says more than any generic text.
+	if x := market.Explain(err); x != "" {
+		return x
+	}
 	var be *market.BidError
 	switch {
 	case errors.As(err, &be) && be.Minimum > 0:

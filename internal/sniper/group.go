@@ -104,6 +104,18 @@ func (s *Sniper) groupGate(ctx context.Context, sn store.Snipe, user string) (ok
 			default:
 				return false, outcome.GroupLead, fmt.Sprintf("Your bid on item %d of this group may have landed and sniped is still confirming it; held back to avoid winning two items.", o.ItemNo)
 			}
+		case o.State == store.StateSettled && o.Outcome == outcome.MarketDown:
+			// Settled without the marketplace's confirmation when every
+			// lookup failed (resolveStep gave up): it may have been won.
+			bs, err := s.mk.BidState(ctx, user, o.ItemNo)
+			switch {
+			case err != nil:
+				return false, outcome.GroupLead, fmt.Sprintf("Could not learn whether item %d of this group was won; held back to avoid winning two items.", o.ItemNo)
+			case bs.Won:
+				return false, outcome.GroupWon, fmt.Sprintf("Item %d of group %q was won.", o.ItemNo, sn.GroupName)
+			case bs.HighBidder && !bs.Ended:
+				return false, outcome.GroupLead, fmt.Sprintf("You lead item %d of this group, which ends %s.", o.ItemNo, o.Item.End.UTC().Format(time.DateTime))
+			}
 		case armed(o) && now.Before(o.Item.End) && endsBefore(o, sn):
 			return false, outcome.GroupLead, fmt.Sprintf("Item %d of this group ends first and is sniped first.", o.ItemNo)
 		}

@@ -3,6 +3,8 @@ package sniper
 import (
 	"context"
 	"time"
+
+	"github.com/sniped/sniped/internal/store"
 )
 
 // Lease is this instance's share of the work when several instances share
@@ -50,7 +52,22 @@ func (s *Sniper) leaseLoop(ctx context.Context) {
 			if !sleepUntil(ctx, s.clk, at) {
 				return
 			}
-			if err := s.recover(ctx); err != nil && ctx.Err() == nil {
+			// Firing snipes of the held partitions, except this process's
+			// own shots in flight: the previous holders' leftovers.
+			firing, err := s.st.SnipesInState(ctx, store.StateFiring, farFuture, s.cfg.LoadLimit)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Error("recovery of new partitions: list firing snipes; the sweep finds them later", "err", err)
+				}
+				return
+			}
+			left := firing[:0]
+			for _, sn := range firing {
+				if !s.sched.inFlight(sn.ID) {
+					left = append(left, sn)
+				}
+			}
+			if err := s.recover(ctx, left); err != nil && ctx.Err() == nil {
 				s.log.Error("recovery of new partitions incomplete; the sweep retries", "err", err)
 			}
 		})

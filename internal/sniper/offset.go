@@ -97,8 +97,20 @@ func (s *Sniper) measureOffset(ctx context.Context) error {
 	if change > retimeThreshold || change < -retimeThreshold {
 		s.log.Info("clock offset changed; re-timing armed snipes", "offset", off, "change", change, "rtt", best)
 		s.sched.retime()
+		s.retimeMu.Lock()
+		close(s.retimeCh) // wakes the shots waiting for their moment
+		s.retimeCh = make(chan struct{})
+		s.retimeMu.Unlock()
 	}
 	return nil
+}
+
+// retimed returns a channel closed at the next offset change larger than
+// retimeThreshold.
+func (s *Sniper) retimed() <-chan struct{} {
+	s.retimeMu.Lock()
+	defer s.retimeMu.Unlock()
+	return s.retimeCh
 }
 
 // firstOffset measures the offset before anything is armed, retrying

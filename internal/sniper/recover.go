@@ -23,44 +23,19 @@ const resolveGiveUp = 45 * time.Second
 // background beside the scheduler, so shots due meanwhile fire on time:
 //
 //  1. scheduled snipes whose item ended while the service was down are
-//     settled Missed (those with time left are the loader's: they fire
-//     late under the one late-start policy, tooLate);
-//  2. firing snipes are resolved in parallel, bounded by the background
-//     slots, by asking the marketplace whether the bid exists (resolve);
-//     they are never resent blindly;
+//     settled Missed (settleOverdue; those with time left are the
+//     loader's: they fire late under the one late-start policy, tooLate);
+//  2. firing snipes (listed by Run before the scheduler started, so none
+//     is this process's own shot) are resolved in parallel, bounded by the
+//     background slots, by asking the marketplace whether the bid exists
+//     (resolve, resolveStep); they are never resent blindly;
 //  3. placed snipes get their settlement queued.
-func (s *Sniper) recover(ctx context.Context) error {
-	start := s.marketNow()
-	for {
-		// A moment more than maxDelay ago means the end has passed.
-		sns, err := s.st.SnipesInState(ctx, store.StateScheduled, start.Add(-maxDelay-s.cfg.RetryCutoff), s.cfg.LoadLimit)
-		if err != nil {
-			return fmt.Errorf("overdue snipes: %w", err)
-		}
-		moved := 0
-		for _, sn := range sns {
-			detail := fmt.Sprintf("It was due at %s UTC; sniped was not running and started again at %s UTC.", sn.FireAt.UTC().Format(time.DateTime), start.UTC().Format(time.DateTime))
-			if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Missed, Detail: detail}) {
-				moved++
-			}
-		}
-		if len(sns) < s.cfg.LoadLimit {
-			break
-		}
-		if moved == 0 {
-			return errors.New("overdue snipes: no progress")
-		}
-	}
-	firing, err := s.st.SnipesInState(ctx, store.StateFiring, farFuture, s.cfg.LoadLimit)
-	if err != nil {
-		return fmt.Errorf("firing snipes: %w", err)
+func (s *Sniper) recover(ctx context.Context, firing []store.Snipe) error {
+	if err := s.settleOverdue(ctx, "sniped was not running and started again at "+s.marketNow().UTC().Format(time.DateTime)+" UTC"); err != nil {
+		return err
 	}
 	for _, sn := range firing {
-		// Recovery also runs when partitions are taken over (lease.go),
-		// beside this instance's own shots: those are not left behind.
-		if !s.sched.inFlight(sn.ID) {
-			s.resolve(ctx, sn)
-		}
+		s.resolve(sn)
 	}
 	placed, err := s.st.SnipesInState(ctx, store.StatePlaced, farFuture, s.cfg.LoadLimit)
 	if err != nil {
@@ -75,66 +50,98 @@ func (s *Sniper) recover(ctx context.Context) error {
 	return nil
 }
 
-// resolve starts resolving a firing snipe that no goroutine is sending,
-// once: a snipe already being resolved is left to that resolution. It
-// waits for a background slot; tryResolve does not (the sweep comes back).
-func (s *Sniper) resolve(ctx context.Context, sn store.Snipe) { s.startResolve(ctx, sn, true) }
-
-func (s *Sniper) tryResolve(ctx context.Context, sn store.Snipe) { s.startResolve(ctx, sn, false) }
-
-func (s *Sniper) startResolve(ctx context.Context, sn store.Snipe, wait bool) {
-	s.resolvingMu.Lock()
-	if s.resolving[sn.ID] {
-		s.resolvingMu.Unlock()
-		return
-	}
-	s.resolving[sn.ID] = true
-	s.resolvingMu.Unlock()
-	done := func() {
-		s.resolvingMu.Lock()
-		delete(s.resolving, sn.ID)
-		s.resolvingMu.Unlock()
-	}
-	f := func(ctx context.Context) { defer done(); s.resolveFiring(ctx, sn) }
-	if wait && !s.spawn(ctx, s.bg, f) || !wait && !s.trySpawn(ctx, s.bg, f) {
-		done()
+// settleOverdue settles Missed the scheduled snipes whose item has ended
+// without their bid being sent (due more than maxDelay + RetryCutoff ago),
+// saying why.
+func (s *Sniper) settleOverdue(ctx context.Context, why string) error {
+	now := s.marketNow()
+	for {
+		sns, err := s.st.SnipesInState(ctx, store.StateScheduled, now.Add(-maxDelay-s.cfg.RetryCutoff), s.cfg.LoadLimit)
+		if err != nil {
+			return fmt.Errorf("overdue snipes: %w", err)
+		}
+		moved := 0
+		for _, sn := range sns {
+			detail := fmt.Sprintf("It was due at %s UTC; %s.", sn.FireAt.UTC().Format(time.DateTime), why)
+			if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Missed, Detail: detail}) {
+				moved++
+			}
+		}
+		if len(sns) < s.cfg.LoadLimit {
+			return nil
+		}
+		if moved == 0 {
+			return errors.New("overdue snipes: no progress")
+		}
 	}
 }
 
-// resolveFiring settles a firing snipe with no goroutine sending it by
-// asking the marketplace, with the shared backoff, until its answer
-// proves what happened:
+// resolve starts resolving a firing snipe that no shot owns, once: a
+// snipe already being resolved is left to that resolution. Each step of a
+// resolution is a schedule entry (kindResolve) that takes a background
+// slot only while it asks the marketplace, so waiting costs no goroutine.
+func (s *Sniper) resolve(sn store.Snipe) {
+	s.resolvingMu.Lock()
+	if _, ok := s.resolving[sn.ID]; ok {
+		s.resolvingMu.Unlock()
+		return
+	}
+	s.resolving[sn.ID] = sn
+	s.resolvingMu.Unlock()
+	s.sched.resolveAt(sn.ID, s.clk.Now())
+}
+
+// resolved ends a resolution.
+func (s *Sniper) resolved(id int64) {
+	s.resolvingMu.Lock()
+	defer s.resolvingMu.Unlock()
+	delete(s.resolving, id)
+}
+
+// resolveStep is one step of resolving a firing snipe: it asks the
+// marketplace (with the shared backoff) and either settles the snipe or
+// queues the next step:
 //
 //   - our bid is there: placed (or, after the end, its result);
-//   - the auction ended without it: the provisional refusal sent recorded,
+//   - the auction ended without it: the provisional refusal send recorded,
 //     or Missed;
-//   - not there and time remains: back to scheduled, to be sent (resending
-//     the same maximum is safe, see send);
+//   - not there and time remains (a crash's leftover): back to scheduled,
+//     to be sent (resending the same maximum is safe, see send);
 //   - not there yet, too late to send: ask again until the end is visible.
 //
 // Lookups that never succeed end resolveGiveUp after the item's end with
 // MarketDown, saying the bid could not be confirmed.
-func (s *Sniper) resolveFiring(ctx context.Context, sn store.Snipe) {
-	giveUp := s.toLocal(sn.Item.End).Add(resolveGiveUp)
-	for ctx.Err() == nil {
-		now := s.clk.Now()
-		if !now.Before(giveUp) {
-			s.abandon(ctx, sn)
-			return
-		}
-		if ok, at := s.health.admit(now); !ok {
-			if !sleepUntil(ctx, s.clk, minTime(at, giveUp)) {
-				return
-			}
-			continue
-		}
-		if s.resolveOnce(ctx, sn) {
-			return
-		}
-		if !sleepUntil(ctx, s.clk, minTime(s.health.retryAt(s.clk.Now()), giveUp)) {
-			return
-		}
+func (s *Sniper) resolveStep(ctx context.Context, id int64) {
+	s.resolvingMu.Lock()
+	sn, ok := s.resolving[id]
+	s.resolvingMu.Unlock()
+	if !ok {
+		return
 	}
+	now := s.clk.Now()
+	giveUp := s.toLocal(sn.Item.End).Add(resolveGiveUp)
+	if !now.Before(giveUp) {
+		s.abandon(ctx, sn)
+		s.resolved(id)
+		return
+	}
+	if ok, at := s.health.admit(now); !ok {
+		s.sched.resolveAt(id, minTime(at, giveUp))
+		return
+	}
+	done, notBefore, err := s.resolveOnce(ctx, sn)
+	if done || ctx.Err() != nil {
+		s.resolved(id)
+		return
+	}
+	next := s.health.retryAt(s.clk.Now()) // unavailable, or no answer yet
+	if err != nil && !market.Transient(err) {
+		next = s.clk.Now().Add(settleRetry) // refused: no point asking faster
+	}
+	if next.Before(notBefore) {
+		next = notBefore
+	}
+	s.sched.resolveAt(id, minTime(next, giveUp))
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -145,11 +152,12 @@ func minTime(a, b time.Time) time.Time {
 }
 
 // resolveOnce asks the marketplace once; it reports whether the snipe is
-// resolved (or left this resolution's hands).
-func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) bool {
+// resolved (or left this resolution's hands), when asking again makes
+// sense at the earliest, and the lookup's error.
+func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, time.Time, error) {
 	user, err := s.userName(ctx, sn.AccountID)
 	if err != nil {
-		return false
+		return false, time.Time{}, err
 	}
 	firing := []store.State{store.StateFiring}
 	bs, err := s.mk.BidState(ctx, user, sn.ItemNo)
@@ -157,19 +165,19 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) bool {
 	switch {
 	case errors.Is(err, market.ErrNotFound):
 		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: outcome.NotFound})
-		return true
+		return true, time.Time{}, nil
 	case err != nil:
 		s.log.Warn("resolve firing snipe", "snipe", sn.ID, "err", err)
-		return false
+		return false, time.Time{}, err
 	case bidLanded(bs, sn) && bs.Ended:
 		code, detail := result(sn, bs)
 		s.markEnded(ctx, sn, bs.CurrentPrice)
 		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail + " The bid was confirmed at the marketplace after its answer was lost or sniped was interrupted.", PlacedAt: s.marketNow()})
-		return true
+		return true, time.Time{}, nil
 	case bidLanded(bs, sn):
 		s.placed(ctx, sn, market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketNow()},
 			" The bid was confirmed at the marketplace after its answer was lost or sniped was interrupted.")
-		return true
+		return true, time.Time{}, nil
 	case bs.Ended:
 		code, detail := outcome.Missed, "sniped was interrupted while sending this bid and it never reached the marketplace."
 		switch c, ok := endedCode(bs.EndReason); {
@@ -185,7 +193,7 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) bool {
 		}
 		s.markEnded(ctx, sn, bs.CurrentPrice)
 		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail})
-		return true
+		return true, time.Time{}, nil
 	case sn.Outcome == outcome.Pending && !s.tooLate(sn):
 		// Left by a crash, the bid is not there and there is still time:
 		// send it. (A snipe send left unresolved was already retried
@@ -193,11 +201,10 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) bool {
 		if err := s.st.Transition(ctx, store.TransitionParams{ID: sn.ID, From: firing, To: store.StateScheduled}); err == nil {
 			s.Changed(sn.ID)
 		}
-		return true
+		return true, time.Time{}, nil
 	}
 	// Not visible (yet) and too late to send: the auction's end will say.
-	sleepUntil(ctx, s.clk, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
-	return false
+	return false, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), nil
 }
 
 // abandon settles a firing snipe whose lookups failed until resolveGiveUp

@@ -21,13 +21,20 @@ const (
 	kindSettle
 	// kindDisabled settles a disabled snipe when its item ends.
 	kindDisabled
+	// kindResolve asks the marketplace about a firing snipe no shot owns.
+	kindResolve
 )
 
 // entry is one timed job. Arm and pre-flight entries carry the version of
 // the tracked snipe they were made for; a re-arm bumps the version, so stale
 // entries fall through harmlessly instead of being searched for and removed.
+//
+// Entries are timed on the marketplace clock (as sniped knows it: the
+// monotonic local clock through the measured offset, offset.go), so a new
+// offset re-times every entry at once: the loop only has to wake up and
+// look at the earliest one again.
 type entry struct {
-	at   time.Time // local clock
+	at   time.Time // marketplace clock
 	id   int64
 	ver  uint32
 	kind kind
@@ -133,8 +140,8 @@ func (q *schedule) armLocked(t *tracked) {
 	q.seq++
 	t.ver = q.seq
 	id := t.sn.ID
-	now := s.clk.Now()
-	target := s.toLocal(t.fireAt)
+	now := s.marketNow()
+	target := t.fireAt
 	// Arming writes to the store one snipe at a time. When many snipes
 	// share a moment, the k-th one arms k×ArmPerSnipe earlier so that all
 	// are marked firing before the moment instead of queueing after it,
@@ -153,15 +160,12 @@ func (q *schedule) armLocked(t *tracked) {
 	}
 }
 
-// retime re-queues every idle tracked snipe after the clock offset changed:
-// its moment on the local clock moved.
+// retime wakes the loop after the clock offset changed: every entry is on
+// the marketplace clock, so the earliest one's local moment moved.
 func (q *schedule) retime() {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for _, t := range q.tracked {
-		if !t.busy {
-			q.armLocked(t)
-		}
+	select {
+	case q.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -240,8 +244,8 @@ func (q *schedule) inFlight(id int64) bool {
 	return t != nil && t.busy
 }
 
-// settleAt queues settlement of a placed snipe once. sn is the placed
-// snipe, or nil to read it from the store when settling.
+// settleAt queues settlement of a placed snipe once, at local time at. sn
+// is the placed snipe, or nil to read it from the store when settling.
 func (q *schedule) settleAt(id int64, at time.Time, sn *store.Snipe) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -249,7 +253,7 @@ func (q *schedule) settleAt(id int64, at time.Time, sn *store.Snipe) {
 		return
 	}
 	q.settling[id] = sn
-	q.pushLocked(entry{at: at, id: id, kind: kindSettle})
+	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindSettle})
 }
 
 // settleDone clears the settlement mark so that a later settleAt (a retry)
@@ -270,7 +274,15 @@ func (q *schedule) disabledAt(id int64, at time.Time) {
 		return
 	}
 	q.disabled[id] = true
-	q.pushLocked(entry{at: at, id: id, kind: kindDisabled})
+	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindDisabled})
+}
+
+// resolveAt queues the next step of a firing snipe's resolution at local
+// time at.
+func (q *schedule) resolveAt(id int64, at time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindResolve})
 }
 
 func (q *schedule) disabledDone(id int64) {
@@ -286,7 +298,7 @@ func (q *schedule) run(ctx context.Context) {
 	defer timer.Stop()
 	var due []entry
 	for {
-		now := s.clk.Now()
+		now := s.marketNow()
 		q.mu.Lock()
 		for len(q.q) > 0 && !q.q[0].at.After(now) {
 			due = append(due, heap.Pop(&q.q).(entry))
@@ -343,6 +355,10 @@ func (q *schedule) dispatch(ctx context.Context, e entry) {
 		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.settleDisabled(ctx, e.id) }) {
 			q.requeue(e)
 		}
+	case kindResolve:
+		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.resolveStep(lowPriority(ctx), e.id) }) {
+			q.requeue(e)
+		}
 	}
 }
 
@@ -352,7 +368,7 @@ const busyRetry = 100 * time.Millisecond
 
 // requeue puts e back, busyRetry later, without starting a goroutine.
 func (q *schedule) requeue(e entry) {
-	e.at = q.s.clk.Now().Add(busyRetry)
+	e.at = q.s.marketNow().Add(busyRetry)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.pushLocked(e)
@@ -389,7 +405,11 @@ func (s *Sniper) load(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	for _, sn := range sns {
-		s.sched.track(sn)
+		// An item already over is settleOverdue's (recovery, sweep): a
+		// backlog left by downtime must not crowd out the shots due now.
+		if now.Before(sn.Item.End) {
+			s.sched.track(sn)
+		}
 	}
 	s.sched.prune(now.Add(-time.Minute))
 	if len(sns) == s.cfg.LoadLimit {

@@ -31,7 +31,13 @@ func (s *Sniper) settle(ctx context.Context, id int64) {
 			return
 		}
 	}
-	retry := func() { s.sched.settleAt(id, s.health.retryAt(s.clk.Now()), &sn) }
+	retry := func(err error) {
+		at := s.clk.Now().Add(settleRetry) // refused: no point asking faster
+		if market.Transient(err) {
+			at = s.health.retryAt(s.clk.Now())
+		}
+		s.sched.settleAt(id, at, &sn)
+	}
 	user, err := s.userName(ctx, sn.AccountID)
 	if err != nil {
 		s.sched.settleAt(id, s.clk.Now().Add(settleRetry), &sn)
@@ -49,7 +55,7 @@ func (s *Sniper) settle(ctx context.Context, id int64) {
 		s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StatePlaced}, To: store.StateSettled, Outcome: outcome.NotFound})
 		return
 	case err != nil:
-		retry()
+		retry(err)
 		return
 	case !bs.Ended:
 		// Not over yet on the marketplace: our snapshot's end may be
@@ -164,6 +170,11 @@ func (s *Sniper) sweepDisabled(ctx context.Context) error {
 }
 
 func (s *Sniper) sweep(ctx context.Context) error {
+	// Snipes never sent while their auction ran (the loader skips ended
+	// items), e.g. because the store was unavailable at their moment.
+	if err := s.settleOverdue(ctx, "sniped could not send it in time (the service or its database was unavailable)"); err != nil {
+		return err
+	}
 	now := s.marketNow()
 	placed, err := s.st.SnipesInState(ctx, store.StatePlaced, now, s.cfg.LoadLimit)
 	if err != nil {
@@ -180,7 +191,7 @@ func (s *Sniper) sweep(ctx context.Context) error {
 	}
 	for _, sn := range firing {
 		if !s.sched.inFlight(sn.ID) {
-			s.tryResolve(ctx, sn)
+			s.resolve(sn)
 		}
 	}
 	return nil

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market"
@@ -40,7 +41,8 @@ const (
 	DefaultArmLead = time.Second
 	// DefaultArmPerSnipe is added to the arm lead for each other snipe due
 	// in the same second (about one store write each), so that a burst is
-	// marked firing before its moment: 5,000 at once arm from 3.5 s ahead.
+	// marked firing before its moment, up to MaxArmLead: 2,000 or more at
+	// once arm from 2 s ahead.
 	DefaultArmPerSnipe = 500 * time.Microsecond
 	// MaxArmLead caps how long before its moment a snipe is marked firing,
 	// however crowded the moment: users' edits are accepted until then.
@@ -140,13 +142,17 @@ type Sniper struct {
 	// measured is set once a measurement succeeded.
 	anchor   atomic.Pointer[anchor]
 	measured atomic.Bool
+	// retimeCh is closed (and replaced) when the offset changes by more
+	// than retimeThreshold, waking the shots waiting for their moment.
+	retimeMu sync.Mutex
+	retimeCh chan struct{}
 	// health is the shared backoff of lookups retried after marketplace
 	// failures (backoff.go).
 	health health
-	// resolving holds the snipes whose resolution (recovery, sweep) runs,
-	// so that none is started twice.
+	// resolving holds the firing snipes being resolved (recover.go), so
+	// that none is resolved twice at once.
 	resolvingMu sync.Mutex
-	resolving   map[int64]bool
+	resolving   map[int64]store.Snipe
 
 	sched *schedule
 	// sem bounds the goroutines arming and sending shots; bg bounds the
@@ -187,8 +193,13 @@ func New(cfg Config) *Sniper {
 		changedSig: make(chan struct{}, 1),
 		accounts:   map[int64]string{},
 		groups:     map[int64]*groupLock{},
-		resolving:  map[int64]bool{},
+		resolving:  map[int64]store.Snipe{},
+		retimeCh:   make(chan struct{}),
 	}
+	promauto.With(cfg.Registerer).NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sniped_sniper_goroutines",
+		Help: "Goroutines the sniper runs: its loops, shots and background work (each within its slots).",
+	}, func() float64 { return float64(s.live.Load()) })
 	now := cfg.Clock.Now()
 	s.anchor.Store(&anchor{local: now, market: now.Round(0)})
 	s.sched = newSchedule(s)
@@ -205,8 +216,15 @@ func (s *Sniper) Run(ctx context.Context) error {
 	// moves every shot); recovery needs it too. A marketplace that does
 	// not answer delays arming by at most firstOffsetWait.
 	s.firstOffset(ctx)
+	// The snipes left firing are listed before anything is armed: once
+	// the scheduler runs, this process marks snipes firing too, and those
+	// are its own to send, not a crash's leftovers to resolve.
+	leftovers, err := s.st.SnipesInState(ctx, store.StateFiring, farFuture, s.cfg.LoadLimit)
+	if err != nil && ctx.Err() == nil {
+		s.log.Error("recovery: list firing snipes; the sweep finds them later", "err", err)
+	}
 	s.goBackground(ctx, func(ctx context.Context) {
-		if err := s.recover(ctx); err != nil && ctx.Err() == nil {
+		if err := s.recover(ctx, leftovers); err != nil && ctx.Err() == nil {
 			// What recovery missed, the sweep finds.
 			s.log.Error("recovery incomplete; the sweep retries", "err", err)
 		}

@@ -116,6 +116,29 @@ func TestOffsetJumpRetimesArmedSnipes(t *testing.T) {
 	})
 }
 
+// TestOffsetJumpWhileArmed (defect 3): the marketplace clock jumps 3.2 s
+// ahead while the snipe is already armed (marked firing, waiting for its
+// moment). The shot must move too, and land before the end, not 0.2 s
+// after it.
+func TestOffsetJumpWhileArmed(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t, func(c *Config) { c.OffsetEvery = 100 * time.Millisecond })
+		b.start()
+		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+		sn := b.add(no, 500, 3, snipeOpts{})
+		sleepTill(sn.FireAt.Add(-900 * time.Millisecond))
+		if got := b.get(sn.ID); got.State != store.StateFiring {
+			t.Fatalf("900 ms before the moment: state %s, want firing (armed)", got.State)
+		}
+		b.mk.SetOffset(3200 * time.Millisecond)
+		sleepTill(sn.Item.End.Add(time.Minute))
+		if got := b.get(sn.ID); got.Outcome != outcome.Won {
+			t.Errorf("outcome %s (%q), want won", codeName(got.Outcome), got.OutcomeDetail)
+		}
+	})
+}
+
 // TestFirstOffsetFailureRetried (defect 3): the first clock measurement
 // fails; the marketplace runs 5 s ahead. The sniper must measure again
 // quickly, not fire a shot 30 s later on an offset of 0.

@@ -31,6 +31,7 @@ type Store interface {
 	SnipeStore
 	SearchStore
 	LeaseStore
+	MarketLinkStore
 	// Close releases the database.
 	Close() error
 }
@@ -216,6 +217,16 @@ type SnipeStore interface {
 	UpdateItem(ctx context.Context, id int64, item ItemSnapshot) error
 }
 
+// Syncer is implemented by stores whose ordinary commits may not survive
+// power loss (SQLite). Sync returns once every write committed before the
+// call is durable. A caller that queues its store calls (the sniper's
+// priority gate) may make a durable write in two steps, Transition without
+// Durable and then Sync outside its queue, so that waiting for the disk
+// holds up no one.
+type Syncer interface {
+	Sync(ctx context.Context) error
+}
+
 // TransitionParams is one Transition: a compare-and-set of a snipe's state.
 type TransitionParams struct {
 	ID   int64
@@ -226,6 +237,11 @@ type TransitionParams struct {
 	Detail  string
 	// PlacedAt is stored when not zero: when the bid reached the marketplace.
 	PlacedAt time.Time
+	// Durable makes the write survive power loss before Transition
+	// returns (an fsync), where the engine does not already guarantee
+	// it for every commit. The sniper sets it on the firing mark and on
+	// the record of a placed bid.
+	Durable bool
 	// IfBid, when not zero, makes the move also conditional on the stored
 	// bid still being IfBid: a decision taken on a bid that a user's edit
 	// has since changed (pre-flight's "too low") does not apply.
@@ -254,4 +270,32 @@ type SearchStore interface {
 	Searches(ctx context.Context, accountID int64) ([]Search, error)
 	// DeleteSearch removes one of the account's saved searches.
 	DeleteSearch(ctx context.Context, accountID, id int64) error
+}
+
+// MarketLink links an account to its marketplace user: whom sniped bids as,
+// and that user's refresh token, sealed by the caller (package marketlink).
+// The store only ever holds the ciphertext.
+type MarketLink struct {
+	AccountID int64
+	// Market names the marketplace the token belongs to (e.g. the eBay API
+	// URL), so that a token is never sent to another marketplace.
+	Market string
+	// User is the marketplace user name.
+	User string
+	// SealedToken is the encrypted refresh token.
+	SealedToken []byte
+	// TokenExpires is when the refresh token expires; zero when unknown.
+	TokenExpires time.Time
+	LinkedAt     time.Time
+}
+
+// MarketLinkStore keeps each account's marketplace link (at most one).
+type MarketLinkStore interface {
+	// SetMarketLink creates or replaces the account's link. An unknown
+	// account is ErrNotFound.
+	SetMarketLink(ctx context.Context, l MarketLink) error
+	// MarketLink returns the account's link; ErrNotFound when unlinked.
+	MarketLink(ctx context.Context, accountID int64) (MarketLink, error)
+	// DeleteMarketLink removes the account's link; ErrNotFound when unlinked.
+	DeleteMarketLink(ctx context.Context, accountID int64) error
 }

@@ -60,8 +60,9 @@ func BenchmarkSnipesInState(b *testing.B) {
 	}
 }
 
-// BenchmarkShotPath is the store work of one shot: mark firing, re-read,
-// record placed, refresh the item snapshot (the sniper's hot path).
+// BenchmarkShotPath is the store work of one shot: mark firing (durable),
+// re-read, record placed (durable), refresh the item snapshot (the
+// sniper's hot path).
 func BenchmarkShotPath(b *testing.B) {
 	s := open(b, filepath.Join(b.TempDir(), "sniped.db"))
 	ctx := b.Context()
@@ -92,14 +93,14 @@ func BenchmarkShotPath(b *testing.B) {
 		}
 		id := due[i].ID
 		i++
-		if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring}); err != nil {
+		if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true}); err != nil {
 			b.Fatal(err)
 		}
 		sn, err := s.SnipeByID(ctx, id)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: now}); err != nil {
+		if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: now, Durable: true}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.UpdateItem(ctx, id, sn.Item); err != nil {

@@ -437,6 +437,11 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error 
 		}
 	}
 	if n > 0 {
+		if p.Durable && s.sync != nil {
+			if err := s.sync(ctx); err != nil {
+				return fmt.Errorf("transition snipe id %d: sync: %w", id, err)
+			}
+		}
 		return nil
 	}
 	var state string

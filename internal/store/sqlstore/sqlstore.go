@@ -25,6 +25,7 @@ type Store struct {
 	r           *pool
 	importBatch int
 	now         string
+	sync        func(ctx context.Context) error
 }
 
 // Options tune a Store to its engine.
@@ -40,6 +41,11 @@ type Options struct {
 	// process serves the database, and it lets tests run leases in a
 	// testing/synctest bubble.
 	Now string
+	// Sync, when set, is called after a write that must survive power loss
+	// (TransitionParams.Durable) has committed, and returns once it is on
+	// disk: SQLite fsyncs its WAL, for many such writers at once. Nil when
+	// every commit is durable already (PostgreSQL).
+	Sync func(ctx context.Context) error
 }
 
 // NowPostgres is PostgreSQL's clock in Unix milliseconds: clock_timestamp()
@@ -48,7 +54,7 @@ const NowPostgres = `CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT
 
 // New returns a Store that writes through w and reads through r.
 func New(w, r *sql.DB, o Options) *Store {
-	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), now: o.Now}
+	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), now: o.Now, sync: o.Sync}
 	s.r = s.w
 	if r != w {
 		s.r = newPool(r)

@@ -80,7 +80,7 @@ var sniperTests = []test{
 			t.Fatalf("Transition(scheduled→firing) = %v", err)
 		}
 		placedAt := b.now.Add(time.Second)
-		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, Detail: "Leading at 5.00.", PlacedAt: placedAt}); err != nil {
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, Detail: "Leading at 5.00.", PlacedAt: placedAt, Durable: true}); err != nil {
 			t.Fatalf("Transition(firing→placed) = %v", err)
 		}
 		got := b.get(t, b.alice.ID, 1)

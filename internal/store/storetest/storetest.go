@@ -29,6 +29,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Searches", searchTests},
 		{"Leases", leaseTests},
 		{"Fences", fenceTests},
+		{"MarketLinks", marketLinkTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
