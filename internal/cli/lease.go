@@ -86,3 +86,76 @@ func sniperHealth(m *lease.Manager, on bool) string {
 	}
 	return fmt.Sprintf("sniper: %s (%d of %d partitions valid, %d held; instance %s)\n", state, st.Valid, st.Partitions, st.Held, st.Instance)
 }
+
+// changeFeed is a store that tells the other instances on its database
+// about changed snipes (PostgreSQL's NOTIFY/LISTEN).
+type changeFeed interface {
+	NotifyChanged(ctx context.Context, snipeID int64) error
+	ListenChanged(ctx context.Context, changed func(snipeID int64), onErr func(error))
+}
+
+// announceQueue bounds the changes waiting to be announced; beyond it they
+// are dropped (the holder's horizon refresh still finds them).
+const announceQueue = 1024
+
+// shareChanges makes the API's notifier for several instances: the local
+// sniper (when it runs) re-arms a changed snipe at once, and the other
+// instances hear of it through the store's change feed, so that the one
+// holding the snipe's partition re-arms it at once too. run announces and
+// listens until ctx ends; on SQLite (one process) it does nothing.
+func shareChanges(ctx context.Context, st store.Store, local *sniper.Sniper, runSniper bool, log *slog.Logger) (n notifier, run func()) {
+	feed, ok := st.(changeFeed)
+	if !ok {
+		if runSniper {
+			return local, func() {}
+		}
+		return nil, func() {}
+	}
+	f := &fanOut{feed: feed, queue: make(chan int64, announceQueue)}
+	if runSniper {
+		f.local = local
+	}
+	log = log.With("component", "changes")
+	return f, func() {
+		var wg sync.WaitGroup
+		if runSniper {
+			wg.Go(func() {
+				feed.ListenChanged(ctx, local.Changed, func(err error) { log.Warn("listening for other instances' changes; retrying", "err", err) })
+			})
+		}
+		for {
+			select {
+			case <-ctx.Done():
+				wg.Wait()
+				return
+			case id := <-f.queue:
+				actx, cancel := context.WithTimeout(ctx, releaseTimeout)
+				if err := feed.NotifyChanged(actx, id); err != nil && ctx.Err() == nil {
+					log.Warn("announcing a changed snipe to the other instances", "snipe", id, "err", err)
+				}
+				cancel()
+			}
+		}
+	}
+}
+
+// notifier is api.Notifier, without importing the API here.
+type notifier interface{ Changed(snipeID int64) }
+
+// fanOut re-arms locally and queues the announcement.
+type fanOut struct {
+	local *sniper.Sniper
+	feed  changeFeed
+	queue chan int64
+}
+
+// Changed implements api.Notifier; it never blocks.
+func (f *fanOut) Changed(id int64) {
+	if f.local != nil {
+		f.local.Changed(id)
+	}
+	select {
+	case f.queue <- id:
+	default:
+	}
+}

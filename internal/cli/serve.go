@@ -165,14 +165,11 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	snp := sniper.New(sniper.Config{Store: lm.Store(st), Lease: lm, Market: metMkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg})
 
-	// The API re-arms snipes through the sniper; without one here, other
-	// instances' snipers pick changes up on their next horizon refresh.
-	var notifier api.Notifier
-	if c.runSniper {
-		notifier = snp
-	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The API re-arms snipes through the sniper, and on PostgreSQL tells
+	// the other instances too (cli/lease.go).
+	notifier, shareRun := shareChanges(runCtx, st, snp, c.runSniper, log)
 	var ready atomic.Bool
 	apiHandler := api.New(api.Config{
 		BaseContext: runCtx,
@@ -237,6 +234,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if mkt.sim != nil {
 		wg.Go(func() { mkt.sim.Run(runCtx) })
 	}
+	wg.Go(shareRun)
 	if c.runSniper {
 		wg.Go(func() {
 			if err := runLeased(runCtx, lm, snp, log); err != nil && !errors.Is(err, context.Canceled) {

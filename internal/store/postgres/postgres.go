@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"hash/crc64"
 	"io/fs"
+	"sync"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
 	"github.com/pressly/goose/v3"
@@ -41,6 +42,12 @@ const importBatch = 500
 // Store is store.Store on PostgreSQL.
 type Store struct {
 	*sqlstore.Store
+	db *sql.DB
+
+	// The NOTIFY channel of snipe changes (changes.go), named once.
+	chanOnce sync.Once
+	chanName string
+	chanErr  error
 }
 
 var _ store.Store = (*Store)(nil)
@@ -63,7 +70,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	// PostgreSQL handles concurrent writers itself: one pool for both.
-	return &Store{sqlstore.New(db, db, sqlstore.Options{ImportBatch: importBatch, Now: sqlstore.NowPostgres})}, nil
+	return &Store{Store: sqlstore.New(db, db, sqlstore.Options{ImportBatch: importBatch, Now: sqlstore.NowPostgres}), db: db}, nil
 }
 
 func migrate(ctx context.Context, db *sql.DB) error {
