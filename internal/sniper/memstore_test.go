@@ -16,6 +16,8 @@ import (
 // the real stores, so scheduler tests run inside a synctest bubble. The
 // SQLite store is exercised by the store contract suite and cmd/snipebench.
 type memStore struct {
+	// NotifyStore is nil: the scheduler tests never reach notifications.
+	store.NotifyStore
 	mu       sync.Mutex
 	accounts []store.Account
 	snipes   map[int64]*store.Snipe

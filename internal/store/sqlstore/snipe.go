@@ -376,7 +376,22 @@ func (s *Store) SnipesInState(ctx context.Context, state store.State, before tim
 }
 
 // Transition moves a snipe between states as one compare-and-set UPDATE.
+// A move to placed or settled also writes its event (emitTransition) in
+// the same transaction.
 func (s *Store) Transition(ctx context.Context, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time) error {
+	if !transitionEmits(to, o) {
+		return transition(ctx, s.w, id, from, to, o, detail, placedAt)
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := transition(ctx, tx, id, from, to, o, detail, placedAt); err != nil {
+			return err
+		}
+		return emitTransition(ctx, tx, id, to, o, detail, s.clk.Now())
+	})
+}
+
+// transition is Transition's compare-and-set on ex (the pool or a transaction).
+func transition(ctx context.Context, ex execQueryer, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time) error {
 	args := []any{id, string(to), int64(o), detail}
 	set := `state = $2, outcome = $3, outcome_detail = $4`
 	if !placedAt.IsZero() {
@@ -390,7 +405,7 @@ func (s *Store) Transition(ctx context.Context, id int64, from []store.State, to
 	}
 	var n int64
 	if len(in) > 0 {
-		res, err := s.w.ExecContext(ctx,
+		res, err := ex.ExecContext(ctx,
 			`UPDATE snipes SET `+set+` WHERE id = $1 AND state IN (`+strings.Join(in, ", ")+`)`, args...)
 		if err != nil {
 			return fmt.Errorf("transition snipe id %d: %w", id, err)
@@ -403,7 +418,7 @@ func (s *Store) Transition(ctx context.Context, id int64, from []store.State, to
 		return nil
 	}
 	var state string
-	err := s.w.QueryRowContext(ctx, `SELECT state FROM snipes WHERE id = $1`, id).Scan(&state)
+	err := ex.QueryRowContext(ctx, `SELECT state FROM snipes WHERE id = $1`, id).Scan(&state)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("transition snipe id %d: %w", id, store.ErrNotFound)
 	}
@@ -413,22 +428,31 @@ func (s *Store) Transition(ctx context.Context, id int64, from []store.State, to
 	return fmt.Errorf("transition snipe id %d to %s: it is %s: %w", id, to, state, store.ErrConflict)
 }
 
-// UpdateItem stores a fresher item snapshot and recomputes FireAt.
+// UpdateItem stores a fresher item snapshot and recomputes FireAt. When
+// the new price has reached the maximum of an armed snipe on a running
+// item, it emits snipe.warning in the same transaction (once per snipe
+// and maximum).
 func (s *Store) UpdateItem(ctx context.Context, id int64, it store.ItemSnapshot) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE snipes SET
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE snipes SET
 	item_title = $2, item_currency = $3, item_price_cents = $4, item_bids = $5, item_gallery_url = $6,
 	item_start_ms = $7, item_end_ms = $8, item_ended = $9, fire_at_ms = $8 - delay_s * 1000
 WHERE id = $1`,
-		id, it.Title, it.Currency, int64(it.CurrentPrice), int64(it.Bids), it.GalleryURL, ms(it.Start), ms(it.End), b2i(it.Ended))
+			id, it.Title, it.Currency, int64(it.CurrentPrice), int64(it.Bids), it.GalleryURL, ms(it.Start), ms(it.End), b2i(it.Ended))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return store.ErrNotFound
+		}
+		return emitWarning(ctx, tx, id, s.clk.Now())
+	})
 	if err != nil {
 		return fmt.Errorf("update item of snipe id %d: %w", id, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("update item of snipe id %d: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("update item of snipe id %d: %w", id, store.ErrNotFound)
 	}
 	return nil
 }

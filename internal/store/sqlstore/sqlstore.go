@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/sniped/sniped/internal/clock"
 )
 
 // Store is the shared implementation of store.Store. Writes go through
@@ -24,6 +26,7 @@ type Store struct {
 	w           *pool
 	r           *pool
 	importBatch int
+	clk         clock.Clock
 }
 
 // Options tune a Store to its engine.
@@ -33,11 +36,16 @@ type Options struct {
 	// networked server, but SQLite looks $N parameters up linearly, so there
 	// they get slower per row as they grow.
 	ImportBatch int
+	// Clock stamps events written inside snipe transitions (default clock.Real).
+	Clock clock.Clock
 }
 
 // New returns a Store that writes through w and reads through r.
 func New(w, r *sql.DB, o Options) *Store {
-	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch)}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), clk: o.Clock}
 	s.r = s.w
 	if r != w {
 		s.r = newPool(r)

@@ -27,6 +27,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"List", listTests},
 		{"Sniper", sniperTests},
 		{"Searches", searchTests},
+		{"Notify", notifyTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
