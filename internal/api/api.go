@@ -18,6 +18,7 @@ import (
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/httperr"
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/notify"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -55,6 +56,10 @@ type Config struct {
 	BasePath string
 	// ImportTimeout bounds one importWatchList run; 0 means DefaultImportTimeout.
 	ImportTimeout time.Duration
+	// Notify delivers notifications and runs saved searches; nil answers
+	// the notifier operations with 503 and runs getSearchResults?id=N as
+	// a plain search.
+	Notify *notify.Service
 	// BaseContext is the parent of work that outlives its request
 	// (importWatchList runs); cancel it at shutdown, then call
 	// Handler.Wait. Defaults to context.Background().
@@ -122,6 +127,7 @@ func New(cfg Config) *Handler {
 	searches := &searchHandler{s}
 	watch := &watchListHandler{s}
 	sets := &datasetHandler{s}
+	notes := &notifyHandler{s}
 	s.ops = map[string]operation{
 		"justTesting":          justTesting(s),
 		"addBid":               bids.add,
@@ -136,6 +142,10 @@ func New(cfg Config) *Handler {
 		"importWatchList":      watch.importList,
 		"getBidHistoryDataset": sets.bidHistory,
 		"getBidderDataset":     sets.bidder,
+		"addNotifier":          notes.add,
+		"getNotifiers":         notes.list,
+		"deleteNotifier":       notes.delete,
+		"testNotifier":         notes.test,
 	}
 	s.openapi = openAPIHandler()
 	return &Handler{Handler: logRequests(s.log, s.clock, httperr.Handler(s.log, s.serve)), s: s}

@@ -64,8 +64,11 @@ func unescape(s string) string {
 	return s
 }
 
+// isKeyName reports a parameter whose value is secret: the key, and
+// addNotifier's url (service URLs carry tokens and passwords).
 func isKeyName(name string) bool {
-	return strings.EqualFold(strings.TrimSpace(unescape(name)), "key")
+	n := strings.TrimSpace(unescape(name))
+	return strings.EqualFold(n, "key") || strings.EqualFold(n, "url")
 }
 
 func looksLikeKey(value string) bool {

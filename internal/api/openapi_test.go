@@ -54,7 +54,8 @@ func TestOpenAPIDocument(t *testing.T) {
 		t.Errorf("openapi = %q, want 3.1", doc.OpenAPI)
 	}
 	ops := []string{"justTesting", "addBid", "deleteBid", "addSearch", "deleteSearch", "fetchItem", "checkSnipeStatus",
-		"getSearchResults", "getUserItems", "getUserSearches", "importWatchList", "getBidHistoryDataset", "getBidderDataset"}
+		"getSearchResults", "getUserItems", "getUserSearches", "importWatchList", "getBidHistoryDataset", "getBidderDataset",
+		"addNotifier", "getNotifiers", "deleteNotifier", "testNotifier"}
 	for _, op := range ops {
 		p := doc.Paths.Find("/" + op)
 		if p == nil || p.Get == nil {

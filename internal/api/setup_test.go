@@ -21,6 +21,7 @@ import (
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/notify"
 	"github.com/sniped/sniped/internal/store"
 	"github.com/sniped/sniped/internal/store/sqlite"
 )
@@ -46,6 +47,8 @@ type bundle struct {
 	freeKey  string
 	notified *notifier
 	logs     *syncBuffer
+	// notify is the notification service (not running: tests drive it).
+	notify *notify.Service
 }
 
 type options struct {
@@ -53,6 +56,8 @@ type options struct {
 	rateLimit float64
 	rateBurst int
 	basePath  string
+	// notifyOff runs the API without the notification service.
+	notifyOff bool
 }
 
 type notifier struct {
@@ -109,8 +114,17 @@ func setupWith(t *testing.T, o options) *bundle {
 	b.paid, b.paidKey = b.account("alice", store.TierPaid)
 	b.other, b.otherKey = b.account("bob", store.TierPaid)
 	_, b.freeKey = b.account("carol", store.TierFree)
+	nk, err := notify.NewKey(make([]byte, notify.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.notify, err = notify.New(notify.Config{Store: st, Market: b.market, Key: nk, Clock: fake, AllowPrivate: true,
+		Logger: slog.New(slog.NewTextHandler(b.logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ah := api.New(api.Config{
-		Store: st, Market: b.market, Clock: b.clock, Notifier: b.notified,
+		Store: st, Market: b.market, Clock: b.clock, Notifier: b.notified, Notify: notifyOrNil(b.notify, o.notifyOff),
 		Logger:       slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		FetchAnyItem: o.fetchAny, RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: o.basePath,
 	})
@@ -356,3 +370,11 @@ func arr(t *testing.T, m map[string]any, k string) []any {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// notifyOrNil leaves the service out when the test asks for that.
+func notifyOrNil(s *notify.Service, off bool) *notify.Service {
+	if off {
+		return nil
+	}
+	return s
+}

@@ -73,7 +73,7 @@ type SearchRun struct {
 	// Items are the live items found, soonest-ending first.
 	Items []market.Item
 	// FirstSeen is when the search first saw each item.
-	FirstSeen map[int64]time.Time
+	FirstSeen map[int64]store.Seen
 	// New are the items this run saw for the first time.
 	New []int64
 }

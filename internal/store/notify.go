@@ -156,6 +156,13 @@ type SearchRun struct {
 	NextRun   time.Time
 }
 
+// Seen is when a saved search first saw an item, and whether that was its
+// baseline run (the item was listed before the search was saved).
+type Seen struct {
+	At       time.Time
+	Baseline bool
+}
+
 // NotifyStore holds notification targets, the event outbox with its
 // deliveries, and the state of saved-search runs.
 type NotifyStore interface {
@@ -202,7 +209,7 @@ type NotifyStore interface {
 	RecordSearchRun(ctx context.Context, r SearchRun) (newItems []int64, err error)
 	// SearchSeen returns when the search first saw each of items (absent:
 	// never).
-	SearchSeen(ctx context.Context, searchID int64, items []int64) (map[int64]time.Time, error)
+	SearchSeen(ctx context.Context, searchID int64, items []int64) (map[int64]Seen, error)
 }
 
 // SnipeEventData is the payload of the snipe.* events (and the snipe part

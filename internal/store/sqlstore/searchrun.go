@@ -66,8 +66,8 @@ func (s *Store) RecordSearchRun(ctx context.Context, r store.SearchRun) ([]int64
 		}
 		for _, item := range r.Items {
 			var got int64
-			err := tx.QueryRowContext(ctx, `INSERT INTO search_seen (search_id, item_no, seen_ms) VALUES ($1, $2, $3)
-ON CONFLICT (search_id, item_no) DO NOTHING RETURNING item_no`, r.SearchID, item, ms(r.Now)).Scan(&got)
+			err := tx.QueryRowContext(ctx, `INSERT INTO search_seen (search_id, item_no, seen_ms, baseline) VALUES ($1, $2, $3, $4)
+ON CONFLICT (search_id, item_no) DO NOTHING RETURNING item_no`, r.SearchID, item, ms(r.Now), b2i(r.Baseline)).Scan(&got)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			}
@@ -104,24 +104,24 @@ ON CONFLICT (search_id, item_no) DO NOTHING RETURNING item_no`, r.SearchID, item
 }
 
 // SearchSeen returns when the search first saw each of items.
-func (s *Store) SearchSeen(ctx context.Context, searchID int64, items []int64) (map[int64]time.Time, error) {
+func (s *Store) SearchSeen(ctx context.Context, searchID int64, items []int64) (map[int64]store.Seen, error) {
 	want := make(map[int64]bool, len(items))
 	for _, it := range items {
 		want[it] = true
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT item_no, seen_ms FROM search_seen WHERE search_id = $1`, searchID)
+	rows, err := s.r.QueryContext(ctx, `SELECT item_no, seen_ms, baseline FROM search_seen WHERE search_id = $1`, searchID)
 	if err != nil {
 		return nil, fmt.Errorf("search %d seen: %w", searchID, err)
 	}
 	defer rows.Close()
-	out := map[int64]time.Time{}
+	out := map[int64]store.Seen{}
 	for rows.Next() {
-		var item, seen int64
-		if err := rows.Scan(&item, &seen); err != nil {
+		var item, seen, baseline int64
+		if err := rows.Scan(&item, &seen, &baseline); err != nil {
 			return nil, fmt.Errorf("search %d seen: %w", searchID, err)
 		}
 		if want[item] {
-			out[item] = fromMS(seen)
+			out[item] = store.Seen{At: fromMS(seen), Baseline: baseline != 0}
 		}
 	}
 	if err := rows.Err(); err != nil {

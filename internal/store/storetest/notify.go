@@ -350,7 +350,7 @@ var notifyTests = []test{
 			t.Errorf("NewCount = %d, want 1", got.NewCount)
 		}
 		seen, err := b.s.SearchSeen(b.ctx, sr.ID, []int64{1, 3, 4})
-		if err != nil || len(seen) != 2 || !seen[1].Equal(b.now) || !seen[3].Equal(next) {
+		if err != nil || len(seen) != 2 || seen[1] != (store.Seen{At: b.now, Baseline: true}) || seen[3] != (store.Seen{At: next}) {
 			t.Errorf("SearchSeen = %v, %v", seen, err)
 		}
 		// Nothing new: no event, count back to 0.

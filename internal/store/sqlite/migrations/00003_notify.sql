@@ -60,11 +60,13 @@ ALTER TABLE searches ADD COLUMN next_run_ms INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE searches ADD COLUMN new_count INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX searches_next_run ON searches (next_run_ms);
 
--- Items a saved search has already reported.
+-- Items a saved search has already seen; baseline marks those its first
+-- run found (listed before the search was saved, never reported).
 CREATE TABLE search_seen (
     search_id INTEGER NOT NULL REFERENCES searches (id) ON DELETE CASCADE,
     item_no   INTEGER NOT NULL,
     seen_ms   INTEGER NOT NULL,
+    baseline  INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (search_id, item_no)
 );
 
