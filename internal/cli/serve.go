@@ -51,6 +51,7 @@ type serveConfig struct {
 	simBidders   string
 	simSkew      time.Duration
 	simControl   string
+	notify       notifyFlags
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -71,7 +72,11 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "simulator: rival bidding activity: off, low, normal or high")
 	fs.DurationVar(&c.simSkew, "sim-clock-skew", 0, "simulator: offset of the marketplace clock from this machine's, e.g. 3s or -1.5s")
 	fs.StringVar(&c.simControl, "sim-control", "auto", "simulator: serve the /sim/ control endpoints (createItem, placeBid, ...): on, off, or auto (on only when listening on loopback; they need no key)")
+	c.notify.register(fs)
 	if err := parse(fs, args); err != nil {
+		return c, err
+	}
+	if err := c.notify.validate(); err != nil {
 		return c, err
 	}
 	if p := strings.Trim(c.basePath, "/"); p != "" {
@@ -163,6 +168,10 @@ func runServe(args []string, stderr io.Writer) error {
 	if c.runSniper {
 		notifier = snp
 	}
+	ntf, err := newNotify(c.notify, c.store.data, st, snp.Market(), ln.Addr(), log.With("component", "notify"))
+	if err != nil {
+		return err
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var ready atomic.Bool
@@ -171,6 +180,7 @@ func runServe(args []string, stderr io.Writer) error {
 		// snp.Market() is the marketplace with call metrics, shared with the sniper.
 		Store: st, Market: snp.Market(), Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
 		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
+		Notify: ntf,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(c.basePath+"/", apiHandler)
@@ -229,6 +239,7 @@ func runServe(args []string, stderr io.Writer) error {
 				failed <- fmt.Errorf("sniper: %w", err)
 			}
 		})
+		wg.Go(func() { ntf.Run(runCtx) })
 	} else {
 		log.Info("sniper off (--sniper=false): another instance on this database fires the snipes")
 	}

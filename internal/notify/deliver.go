@@ -34,6 +34,10 @@ func Sign(secret string, t time.Time, body []byte) string {
 	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
 }
 
+// leaseMargin is how long a claimed delivery outlives its send timeout
+// before another deliverer may take it (after a crash).
+const leaseMargin = 15 * time.Second
+
 // deliverLoop reads due deliveries every Poll and hands each to a bounded
 // worker; it also prunes old events once an hour.
 func (s *Service) deliverLoop(ctx context.Context) {
@@ -69,7 +73,7 @@ func (s *Service) deliverDue(ctx context.Context) {
 		}
 		// The lease outlasts the send timeout: only a crash lets it lapse,
 		// and then the delivery is sent again (at least once).
-		claimed, err := s.st.ClaimDelivery(ctx, d, s.clk.Now().Add(2*s.cfg.SendTimeout+time.Minute))
+		claimed, err := s.st.ClaimDelivery(ctx, d, s.clk.Now().Add(s.cfg.SendTimeout+leaseMargin))
 		if err != nil || !claimed {
 			<-s.sem
 			if err != nil && ctx.Err() == nil {

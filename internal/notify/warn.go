@@ -35,8 +35,8 @@ func (s *Service) warnPass(ctx context.Context) {
 		s.mu.Lock()
 		done := s.checked[k]
 		s.mu.Unlock()
-		if done || !sn.FireAt.After(now) || sn.Item.CurrentPrice >= sn.Bid {
-			continue // checked, due now (pre-flight's turn), or already warned on the stored price
+		if done || !sn.FireAt.After(now) {
+			continue // checked already, or due now (pre-flight's turn)
 		}
 		if err := s.budget.wait(ctx); err != nil {
 			return
@@ -51,9 +51,8 @@ func (s *Service) warnPass(ctx context.Context) {
 		s.mu.Lock()
 		s.checked[k] = true
 		s.mu.Unlock()
-		if it.CurrentPrice == sn.Item.CurrentPrice && it.End.Equal(sn.Item.End) && it.Ended == sn.Item.Ended {
-			continue
-		}
+		// Stored even when unchanged: UpdateItem is where the price is
+		// compared with the maximum (a forced bid may be below it already).
 		snap := sn.Item
 		snap.Title, snap.Currency, snap.CurrentPrice, snap.Bids = it.Title, it.Currency, it.CurrentPrice, it.Bids
 		snap.Start, snap.End, snap.Ended = it.Start, it.End, it.Ended
