@@ -136,7 +136,7 @@ func runServe(args []string, stderr io.Writer) error {
 		base = "http://" + dialable(ln.Addr().String())
 	}
 	base = strings.TrimSuffix(base, "/") + c.basePath
-	if err := ensureAdmin(ctx, st, clk, base, c.store.data, stderr); err != nil {
+	if err := ensureAdmin(ctx, st, clk, base, currentCommand()+" account", storeArgs(c.store), stderr); err != nil {
 		return err
 	}
 
@@ -203,6 +203,7 @@ func runServe(args []string, stderr io.Writer) error {
 		log.Info("simulator control endpoints off (--sim-control); /sim/img/ is still served")
 	}
 	mux.Handle(c.basePath+"/ui/", http.StripPrefix(c.basePath+"/ui", web.Handler()))
+	mux.Handle("GET "+c.basePath+"/{$}", http.RedirectHandler(c.basePath+"/ui/", http.StatusFound)) // the root opens the dashboard
 	if c.basePath != "" {
 		mux.Handle(c.basePath, http.RedirectHandler(c.basePath+"/ui/", http.StatusFound))
 		// Outside the prefix too, failures use the envelope (unknown_operation).
@@ -269,7 +270,7 @@ func shutdown(srv *http.Server, log *slog.Logger) {
 
 // ensureAdmin creates the admin account on the first start against an empty
 // store and prints its key once, with a ready-to-paste curl line.
-func ensureAdmin(ctx context.Context, st store.Store, clk clock.Clock, base, data string, stderr io.Writer) error {
+func ensureAdmin(ctx context.Context, st store.Store, clk clock.Clock, base, accountCmd, storeArgs string, stderr io.Writer) error {
 	n, err := st.CountAccounts(ctx)
 	if err != nil {
 		return fmt.Errorf("count accounts: %w", err)
@@ -294,9 +295,12 @@ Try it:
     curl '%s/justTesting?key=%s&arg1=hello'
 
 Open the dashboard at %s/ui/ and paste the key there.
-Make more accounts with: sniped account add --data %s --name NAME
+Make more accounts with:
+    %s add %s --name NAME
+Lost this key? Replace it (the old one stops working) with:
+    %s rotate-key %s --name admin
 
-`, plain, base, plain, base, data)
+`, plain, base, plain, base, accountCmd, storeArgs, accountCmd, storeArgs)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,5 +270,41 @@ func TestNotificationSurvivesKill(t *testing.T) {
 	after := rc.await(t, "snipe.won after restart", "/hook", n+1, event("snipe.won", item))
 	if got := after[len(after)-1].env.ID; got != before[0].env.ID {
 		t.Errorf("event id after restart = %d, want %d", got, before[0].env.ID)
+	}
+}
+
+// TestFirstHour: the root opens the dashboard, and the first-start banner
+// prints account commands that work as printed, including the key
+// recovery one.
+func TestFirstHour(t *testing.T) {
+	t.Parallel()
+	s := startServer(t, t.TempDir())
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(s.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != "/ui/" {
+		t.Errorf("GET / = %d Location %q, want 302 to /ui/", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	var add, rotate string
+	for _, line := range strings.Split(s.Log(), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.Contains(line, " account add ") && strings.HasSuffix(line, "--name NAME"):
+			add = strings.TrimSuffix(line, "NAME") + "carol"
+		case strings.Contains(line, " account rotate-key ") && strings.HasSuffix(line, "--name admin"):
+			rotate = line
+		}
+	}
+	if add == "" || rotate == "" {
+		t.Fatalf("banner lacks the account add / rotate-key commands:\n%s", s.Log())
+	}
+	for _, cmdline := range []string{add, rotate} {
+		out, err := exec.Command("sh", "-c", cmdline).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "snp_") {
+			t.Errorf("%s: %v\n%s", cmdline, err, out)
+		}
 	}
 }
