@@ -128,6 +128,7 @@ func New(cfg Config) *Handler {
 	watch := &watchListHandler{s}
 	sets := &datasetHandler{s}
 	notes := &notifyHandler{s}
+	lookups := &lookupHandler{s}
 	s.ops = map[string]operation{
 		"justTesting":          justTesting(s),
 		"addBid":               bids.add,
@@ -146,6 +147,7 @@ func New(cfg Config) *Handler {
 		"getNotifiers":         notes.list,
 		"deleteNotifier":       notes.delete,
 		"testNotifier":         notes.test,
+		"lookupItem":           lookups.lookup,
 	}
 	s.openapi = openAPIHandler()
 	return &Handler{Handler: logRequests(s.log, s.clock, httperr.Handler(s.log, s.serve)), s: s}

@@ -210,3 +210,30 @@ func TestSearchOffset(t *testing.T) {
 		b.call("getSearchResults", "query", "pagetest", "offset", v).wantError(t, 400, "invalid_parameter", "offset")
 	}
 }
+
+func TestLookupItem(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	it := b.item(titled("Lookup lens"), bids(2))
+	r := b.call("lookupItem", "item_no", itoa(it.ItemNo))
+	r.wantOK(t)
+	if str(t, r.body, "title") != "Lookup lens" || num(t, r.body, "minimumToBid") != it.MinimumToBid.Float() ||
+		integer(t, r.body, "ended") != 0 || str(t, r.body, "bid") != "" || integer(t, r.body, "bids") != 2 {
+		t.Errorf("lookupItem = %s", r.raw)
+	}
+	b.call("addBid", "item_no", itoa(it.ItemNo), "bid", "99").wantOK(t)
+	if r := b.call("lookupItem", "item_no", itoa(it.ItemNo)); str(t, r.body, "bid") != "99.00" {
+		t.Errorf("lookupItem after addBid: bid = %v, want 99.00", r.body["bid"])
+	}
+	// Another account sees the listing, not alice's bid.
+	if r := b.callKey(b.otherKey, "lookupItem", "item_no", itoa(it.ItemNo)); str(t, r.body, "bid") != "" {
+		t.Errorf("another account's lookup shows bid %v", r.body["bid"])
+	}
+	gone := b.item(ended())
+	if r := b.call("lookupItem", "item_no", itoa(gone.ItemNo)); integer(t, r.body, "ended") != 1 {
+		t.Errorf("lookupItem(ended) = %s", r.raw)
+	}
+	b.call("lookupItem", "item_no", "999999999").wantError(t, 404, "not_found", "item_no")
+	b.call("lookupItem").wantError(t, 400, "missing_parameter", "item_no")
+	b.call("lookupItem", "item_no", "12x").wantError(t, 400, "invalid_parameter", "item_no")
+}

@@ -55,7 +55,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	ops := []string{"justTesting", "addBid", "deleteBid", "addSearch", "deleteSearch", "fetchItem", "checkSnipeStatus",
 		"getSearchResults", "getUserItems", "getUserSearches", "importWatchList", "getBidHistoryDataset", "getBidderDataset",
-		"addNotifier", "getNotifiers", "deleteNotifier", "testNotifier"}
+		"addNotifier", "getNotifiers", "deleteNotifier", "testNotifier", "lookupItem"}
 	for _, op := range ops {
 		p := doc.Paths.Find("/" + op)
 		if p == nil || p.Get == nil {
