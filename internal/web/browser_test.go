@@ -588,10 +588,14 @@ func TestDashboardSearchSavedSearchesAndImport(t *testing.T) {
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#results tr[data-item="%d"] .snipe-this`, found))),
 		chromedp.WaitVisible(chromedp.ID("ed-bid")))
 	tb.screenshot("dashboard-snipe-this.png")
+	// The maximum is left to the user, with the minimum as a hint: the
+	// minimum as a maximum almost always loses.
 	minimum := s.marketItem(found).MinimumToBid.String()
-	if got, want := tb.eval(`document.getElementById("ed-item").value + "|" + document.getElementById("ed-bid").value`), fmt.Sprintf("%d|%s", found, minimum); got != want {
-		t.Errorf("editor prefilled with %q, want %q (item and minimum to bid)", got, want)
+	if got, want := tb.eval(`document.getElementById("ed-item").value + "|" + document.getElementById("ed-bid").value + "|" + document.getElementById("ed-bid").placeholder`),
+		fmt.Sprintf("%d||at least %s", found, minimum); got != want {
+		t.Errorf("editor opened with %q, want %q (item, empty maximum, minimum as the hint)", got, want)
 	}
+	tb.do("type a maximum", chromedp.SendKeys(chromedp.ID("ed-bid"), minimum))
 	tb.do("save snipe", chromedp.Click(chromedp.ID("ed-save")), chromedp.WaitNotVisible(chromedp.ID("editor")))
 	tb.wait("sniped item in current tab", fmt.Sprintf(`!document.getElementById("view-snipes").hidden && !!document.querySelector(%q)`, row(found)))
 

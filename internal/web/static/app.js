@@ -79,6 +79,12 @@
       }
       case 'conflict':
         return `Not changed: ${err.message}`;
+      case 'invalid_parameter':
+        // The interface says "pass force=1"; here that is the Force box.
+        if (err.param === 'bid' && /force=1/.test(err.message)) {
+          return err.message.replace(/,? ?or pass force=1 to store it as given/, '') +
+            '. To store it anyway, open Advanced and tick Force (it will probably lose).';
+        }
     }
     return err.message || `Request failed (HTTP ${err.status}).`;
   }
@@ -191,13 +197,13 @@
     $('connect').hidden = connected;
     $('nav').hidden = !connected;
     $('session').hidden = !connected;
-    $('view-snipes').hidden = view !== 'snipes';
-    $('view-search').hidden = view !== 'search';
+    for (const sec of document.querySelectorAll('main > section[id^="view-"]')) sec.hidden = sec.id !== `view-${view}`;
     if (connected) {
       state.view = view;
       for (const b of document.querySelectorAll('.view-btn')) {
         if (b.dataset.view === view) b.setAttribute('aria-current', 'page'); else b.removeAttribute('aria-current');
       }
+      document.dispatchEvent(new CustomEvent('sniped:view', { detail: view }));
     }
   }
 
@@ -226,6 +232,10 @@
   }
 
   function renderList(items) {
+    const ended = state.tab === 'completed' || state.tab === 'archive';
+    const head = $('items').closest('table').tHead.rows[0].cells;
+    head[1].textContent = ended ? 'Final price' : 'Price';
+    head[4].textContent = ended ? 'Ended' : 'Ends';
     const rows = items.map(it => {
       const no = String(it.item_no);
       state.entries.set(no, it);
@@ -239,10 +249,12 @@
             h('button', { type: 'button', class: 'link open-item', onclick: () => openItem(no) }, it.title || `Item ${no}`),
             h('span', { class: 'muted small' }, `#${no}`, it.groupName ? h('span', { class: 'group' }, it.groupName) : null,
               it.enabled === 0 || it.enabled === false || it.enabled === '0' ? h('span', { class: 'off' }, 'off') : null))),
-        h('td', { class: 'num', 'data-label': 'Price' }, money(it.currentPrice, it.currency)),
+        h('td', { class: 'num', 'data-label': ended ? 'Final price' : 'Price' }, money(it.currentPrice, it.currency)),
         h('td', { class: 'num', 'data-label': 'Bids' }, it.bids ?? '–'),
         h('td', { class: 'num', 'data-label': 'Your bid' }, bid > 0 ? money(bid, it.currency) : h('span', { class: 'muted' }, 'watch')),
-        h('td', { 'data-label': 'Ends' }, Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }, '') : (it.timeLeft || '–')),
+        h('td', { 'data-label': ended ? 'Ended' : 'Ends' }, !Number.isFinite(end) ? (it.timeLeft || '–')
+          : ended ? h('time', { class: 'ended-at', datetime: new Date(end).toISOString() }, dateTime.format(end))
+            : h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }, '')),
         h('td', { class: 'status-cell' }, watching(it, it) ? badge('gray', 'Watching', 'watched item: no bid') : badge(it.color, it.status, it.shorthand)));
     });
     $('items').replaceChildren(...rows);
@@ -479,13 +491,18 @@
 
   // ---- add / edit ---------------------------------------------------------
 
-  function openEditor(no, suggested) {
+  // openEditor opens the add/edit dialog. item, when known (a search
+  // result), fills the preview at once; otherwise it is looked up.
+  function openEditor(no, item) {
     const entry = no ? state.entries.get(String(no)) : null;
     state.editing = entry ? String(no) : null;
     $('editor-title').textContent = entry ? `Edit snipe on #${no}` : 'Add snipe';
     $('ed-item').value = no || '';
     $('ed-item').readOnly = !!entry;
-    $('ed-bid').value = entry && parseFloat(entry.bid) > 0 ? entry.bid : (suggested || '');
+    // Never pre-fill the minimum as the maximum: it almost always loses.
+    $('ed-bid').value = entry && parseFloat(entry.bid) > 0 ? entry.bid : '';
+    showPreview(no && item && typeof item === 'object' ? item : null);
+    if (no && !(item && typeof item === 'object')) lookupPreview(String(no));
     $('ed-delay').value = entry && entry.delay ? entry.delay : DEFAULT_DELAY;
     $('ed-group').value = entry ? entry.groupName || '' : '';
     $('ed-enabled').checked = entry ? isOn(entry.enabled) : true;
@@ -493,6 +510,42 @@
     $('ed-error').textContent = '';
     $('editor').showModal();
     (no ? $('ed-bid') : $('ed-item')).focus();
+  }
+
+  // ---- add-snipe preview ---------------------------------------------------
+
+  let lookupTimer = 0, lookupSeq = 0;
+
+  // showPreview shows an item's picture, title, price, minimum and time
+  // left in the dialog, and the minimum as the bid field's hint.
+  function showPreview(it, message) {
+    const box = $('ed-preview');
+    $('ed-bid').placeholder = it && +it.minimumToBid > 0 ? `at least ${(+it.minimumToBid).toFixed(2)}` : '0.00';
+    if (!it) { box.replaceChildren(message ? h('p', { class: 'muted small' }, message) : ''); box.hidden = !message; return; }
+    const end = parseUTC(it.endTime);
+    box.hidden = false;
+    box.replaceChildren(
+      it.galleryUrl ? h('img', { src: it.galleryUrl, alt: '', width: 64, height: 64 }) : h('span', { class: 'thumb' }),
+      h('div', {},
+        h('p', { class: 'preview-title' }, it.title || `Item ${it.item_no}`),
+        h('dl', { class: 'preview-facts' },
+          h('dt', {}, 'Price'), h('dd', { id: 'ed-price' }, money(it.currentPrice, it.currency)),
+          h('dt', {}, 'Minimum to bid'), h('dd', { id: 'ed-minimum' }, money(it.minimumToBid, it.currency)),
+          h('dt', {}, 'Time left'), h('dd', {}, +it.ended ? 'ended' : Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end } }, countdown(end - now())) : (it.timeLeft || '–')))));
+  }
+
+  // lookupPreview asks lookupItem about the typed item number; answers to
+  // earlier keystrokes are dropped.
+  async function lookupPreview(no) {
+    const seq = ++lookupSeq;
+    if (!/^[1-9][0-9]{0,18}$/.test(no)) { showPreview(null, no ? 'Item numbers are digits only.' : ''); return; }
+    showPreview(null, 'Looking the item up…');
+    try {
+      const it = await call('lookupItem', { item_no: no });
+      if (seq === lookupSeq) showPreview(it);
+    } catch (err) {
+      if (seq === lookupSeq && err.status !== 401) showPreview(null, err.status === 404 ? `The marketplace has no item ${no}.` : describe(err));
+    }
   }
 
   async function saveSnipe(e) {
@@ -621,7 +674,7 @@
           h('td', { class: 'num', 'data-label': 'Bids' }, it.bids ?? '–'),
           h('td', { 'data-label': 'Ends' }, Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }) : (it.timeLeft || '–')),
           h('td', { 'data-label': 'Country' }, it.country || ''),
-          h('td', { class: 'status-cell' }, h('button', { type: 'button', class: 'btn small snipe-this', onclick: () => openEditor(it.item_no, suggestedBid(it)) }, 'Snipe this')));
+          h('td', { class: 'status-cell' }, h('button', { type: 'button', class: 'btn small snipe-this', onclick: () => openEditor(it.item_no, it) }, 'Snipe this')));
       }));
       $('results-empty').hidden = list.length > 0;
       $('results-empty').textContent = 'No live listings match. Try fewer words.';
@@ -683,12 +736,16 @@
     $('next-btn').addEventListener('click', () => { state.offset += state.limit; loadList(); });
 
     $('add-btn').addEventListener('click', () => openEditor(null));
-    $('edit-btn').addEventListener('click', () => openEditor(state.selected, state.detail && suggestedBid(state.detail.item)));
+    $('edit-btn').addEventListener('click', () => openEditor(state.selected));
     $('delete-btn').addEventListener('click', e => deleteSnipe(e.currentTarget));
     $('detail-refresh').addEventListener('click', refreshDetail);
     $('detail-close').addEventListener('click', closeDetail);
     $('editor-form').addEventListener('submit', saveSnipe);
     $('ed-cancel').addEventListener('click', () => $('editor').close());
+    $('ed-item').addEventListener('input', () => {
+      clearTimeout(lookupTimer);
+      lookupTimer = setTimeout(() => lookupPreview($('ed-item').value.trim()), 350);
+    });
     $('import-btn').addEventListener('click', importWatchList);
 
     $('search-form').addEventListener('submit', runSearch);
@@ -714,12 +771,8 @@
     }
   }
 
-  // suggestedBid is a starting amount for a new snipe on an item: the
-  // minimum to bid when known, else the current price.
-  function suggestedBid(item) {
-    const p = parseFloat(item && (item.minimumToBid || item.currentPrice));
-    return Number.isFinite(p) && p > 0 ? p.toFixed(2) : '';
-  }
+  // The Notifications page (notify.js) uses these.
+  window.SnipedApp = { call, h, money, parseUTC, dateTime, countdown, describe, showError, notify, openEditor, show, tick };
 
   init();
 })();
