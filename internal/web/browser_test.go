@@ -179,7 +179,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	mux := http.NewServeMux()
 	mux.Handle(basePath+"/", api.New(api.Config{
 		Store: st, Market: mkt, Clock: clock.Real{}, Logger: quiet, Notifier: notifier,
-		RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: basePath,
+		RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: basePath, Notify: newNotify(t, st, mkt),
 	}))
 	mux.Handle(basePath+"/ui/", http.StripPrefix(basePath+"/ui", web.Handler()))
 	mux.Handle(basePath+"/sim/", http.StripPrefix(basePath, mkt.Handler(resolve)))

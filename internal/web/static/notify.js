@@ -31,7 +31,7 @@
     $('notify-flag').hidden = disabled.length === 0;
     $('notify-disabled').hidden = disabled.length === 0;
     $('notify-disabled').textContent = disabled.map(n =>
-      `Target ${n.id} (${n.url}) was disabled on ${when(n.disabled_at)}: ${n.disabled_reason} Fix the receiver, then choose Test to turn it back on.`).join(' ');
+      `Target ${n.id} (${n.url}) was disabled on ${when(n.disabled_at)}: ${n.disabled_reason.replace(/\.?$/, '.')} Fix the receiver, then choose Test to turn it back on.`).join(' ');
     $('notify-empty').hidden = list.length > 0;
     $('notify-targets').replaceChildren(...list.map(targetRow));
   }
