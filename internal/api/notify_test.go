@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -236,4 +237,42 @@ func TestLookupItem(t *testing.T) {
 	b.call("lookupItem", "item_no", "999999999").wantError(t, 404, "not_found", "item_no")
 	b.call("lookupItem").wantError(t, 400, "missing_parameter", "item_no")
 	b.call("lookupItem", "item_no", "12x").wantError(t, 400, "invalid_parameter", "item_no")
+}
+
+func TestBearerKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	get := func(query string, auth ...string) resp {
+		t.Helper()
+		sep := "?"
+		if query != "" {
+			sep = "&"
+		}
+		req, _ := http.NewRequest(http.MethodGet, b.srv.URL+"/justTesting"+query+sep+"arg1=x", nil)
+		for _, a := range auth {
+			req.Header.Add("Authorization", a)
+		}
+		res, err := b.srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		r := resp{status: res.StatusCode, header: res.Header, raw: raw}
+		json.Unmarshal(raw, &r.body)
+		return r
+	}
+	get("", "Bearer "+b.paidKey).wantOK(t)
+	get("", "bearer  "+b.paidKey+" ").wantOK(t)
+	get("?key="+b.paidKey, "Bearer "+b.paidKey).wantOK(t)
+	get("?key="+b.otherKey, "Bearer "+b.paidKey).wantError(t, 400, "invalid_parameter", "key")
+	get("", "Basic "+b.paidKey).wantError(t, 400, "invalid_parameter", "Authorization")
+	get("", "Bearer").wantError(t, 400, "invalid_parameter", "Authorization")
+	get("", "Bearer "+b.paidKey, "Bearer "+b.paidKey).wantError(t, 400, "invalid_parameter", "Authorization")
+	get("", "Bearer snp_wrong").wantError(t, 401, "invalid_key", "key")
+	get("").wantError(t, 401, "missing_key", "key")
+	// The header's key is never logged (the log holds paths and queries only).
+	if strings.Contains(b.logs.String(), b.paidKey) {
+		t.Error("a key reached the log")
+	}
 }

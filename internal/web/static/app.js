@@ -1,6 +1,7 @@
 // app.js is the dashboard. It calls the public interface operations with
-// GET and the key in the query string, like any other client; the key lives
-// in sessionStorage only.
+// GET and the key in an Authorization: Bearer header, like any other
+// client, so the key stays out of URLs and logs; it lives in sessionStorage
+// only.
 'use strict';
 
 (() => {
@@ -44,13 +45,13 @@
   }
 
   async function call(op, params) {
-    const q = new URLSearchParams({ key: state.key });
+    const q = new URLSearchParams();
     for (const [k, v] of Object.entries(params || {})) {
       if (v !== undefined && v !== null) q.set(k, String(v));
     }
     let res;
     try {
-      res = await fetch(`${BASE}/${op}?${q}`, { cache: 'no-store', credentials: 'omit', headers: { Accept: 'application/json' } });
+      res = await fetch(`${BASE}/${op}?${q}`, { cache: 'no-store', credentials: 'omit', headers: { Accept: 'application/json', Authorization: `Bearer ${state.key}` } });
     } catch (e) {
       throw new ApiError(0, { error: 'network', message: 'Cannot reach sniped. Check that the service is running, then try again.' });
     }
