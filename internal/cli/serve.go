@@ -172,7 +172,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if c.runSniper {
 		notifier = snp
 	}
-	ntf, err := newNotify(c.notify, c.store.data, st, snp.Market(), ln.Addr(), log.With("component", "notify"))
+	ntf, err := newNotify(c.notify, c.store.data, st, metMkt, ln.Addr(), log.With("component", "notify"))
 	if err != nil {
 		return err
 	}
