@@ -380,18 +380,21 @@ func (s *Store) SnipesInState(ctx context.Context, state store.State, before tim
 // the same transaction.
 func (s *Store) Transition(ctx context.Context, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time) error {
 	if !transitionEmits(to, o) {
-		return transition(ctx, s.w, id, from, to, o, detail, placedAt)
+		return transition(ctx, s.w, id, from, to, o, detail, placedAt, nil)
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		if err := transition(ctx, tx, id, from, to, o, detail, placedAt); err != nil {
+	return s.inStmtTx(ctx, func(tx txStmts) error {
+		var f snipeFacts
+		if err := transition(ctx, tx, id, from, to, o, detail, placedAt, &f); err != nil {
 			return err
 		}
-		return emitTransition(ctx, tx, id, to, o, detail, s.clk.Now())
+		return emitTransition(ctx, tx, f, to, o, detail, s.clk.Now())
 	})
 }
 
-// transition is Transition's compare-and-set on ex (the pool or a transaction).
-func transition(ctx context.Context, ex execQueryer, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time) error {
+// transition is Transition's compare-and-set on ex (the pool or a
+// transaction). With facts, the UPDATE also reads back what the
+// transition's event describes.
+func transition(ctx context.Context, ex execQueryer, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time, facts *snipeFacts) error {
 	args := []any{id, string(to), int64(o), detail}
 	set := `state = $2, outcome = $3, outcome_detail = $4`
 	if !placedAt.IsZero() {
@@ -404,9 +407,19 @@ func transition(ctx context.Context, ex execQueryer, id int64, from []store.Stat
 		in[i] = "$" + strconv.Itoa(len(args))
 	}
 	var n int64
-	if len(in) > 0 {
-		res, err := ex.ExecContext(ctx,
-			`UPDATE snipes SET `+set+` WHERE id = $1 AND state IN (`+strings.Join(in, ", ")+`)`, args...)
+	update := `UPDATE snipes SET ` + set + ` WHERE id = $1 AND state IN (` + strings.Join(in, ", ") + `)`
+	switch {
+	case len(in) == 0:
+	case facts != nil:
+		err := ex.QueryRowContext(ctx, update+` RETURNING `+factCols, args...).Scan(facts.dest()...)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("transition snipe id %d: %w", id, err)
+		}
+		if err == nil {
+			n = 1
+		}
+	default:
+		res, err := ex.ExecContext(ctx, update, args...)
 		if err != nil {
 			return fmt.Errorf("transition snipe id %d: %w", id, err)
 		}
@@ -433,23 +446,26 @@ func transition(ctx context.Context, ex execQueryer, id int64, from []store.Stat
 // item, it emits snipe.warning in the same transaction (once per snipe
 // and maximum).
 func (s *Store) UpdateItem(ctx context.Context, id int64, it store.ItemSnapshot) error {
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE snipes SET
+	err := s.inStmtTx(ctx, func(tx txStmts) error {
+		var f snipeFacts
+		var state string
+		var enabled, ended int64
+		err := tx.QueryRowContext(ctx, `UPDATE snipes SET
 	item_title = $2, item_currency = $3, item_price_cents = $4, item_bids = $5, item_gallery_url = $6,
 	item_start_ms = $7, item_end_ms = $8, item_ended = $9, fire_at_ms = $8 - delay_s * 1000
-WHERE id = $1`,
-			id, it.Title, it.Currency, int64(it.CurrentPrice), int64(it.Bids), it.GalleryURL, ms(it.Start), ms(it.End), b2i(it.Ended))
-		if err != nil {
-			return err
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
+WHERE id = $1 RETURNING `+factCols+`, state, enabled, item_ended`,
+			id, it.Title, it.Currency, int64(it.CurrentPrice), int64(it.Bids), it.GalleryURL, ms(it.Start), ms(it.End), b2i(it.Ended)).
+			Scan(append(f.dest(), &state, &enabled, &ended)...)
+		if errors.Is(err, sql.ErrNoRows) {
 			return store.ErrNotFound
 		}
-		return emitWarning(ctx, tx, id, s.clk.Now())
+		if err != nil {
+			return err
+		}
+		if store.State(state) != store.StateScheduled || enabled == 0 || ended != 0 || f.bid <= 0 || f.price < f.bid {
+			return nil
+		}
+		return emitWarning(ctx, tx, id, f, s.clk.Now())
 	})
 	if err != nil {
 		return fmt.Errorf("update item of snipe id %d: %w", id, err)

@@ -2,9 +2,7 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -20,13 +18,11 @@ type snipeFacts struct {
 	title, currency                    string
 }
 
-const selectFacts = `SELECT account_id, item_no, bid_cents, item_price_cents, item_end_ms, item_title, item_currency FROM snipes`
+// factCols are the snipeFacts columns, in dest's order.
+const factCols = `account_id, item_no, bid_cents, item_price_cents, item_end_ms, item_title, item_currency`
 
-func readFacts(ctx context.Context, q execQueryer, where string, args ...any) (snipeFacts, error) {
-	var f snipeFacts
-	err := q.QueryRowContext(ctx, selectFacts+` WHERE `+where, args...).
-		Scan(&f.accountID, &f.itemNo, &f.bid, &f.price, &f.end, &f.title, &f.currency)
-	return f, err
+func (f *snipeFacts) dest() []any {
+	return []any{&f.accountID, &f.itemNo, &f.bid, &f.price, &f.end, &f.title, &f.currency}
 }
 
 func (f snipeFacts) data(code outcome.Code, message, detail string) store.SnipeEventData {
@@ -54,11 +50,7 @@ func transitionEmits(to store.State, o outcome.Code) bool {
 // inside the transition's transaction. An accepted bid or a win proves the
 // marketplace link works again; a market-auth failure reports a broken
 // link once per account until then.
-func emitTransition(ctx context.Context, tx *sql.Tx, id int64, to store.State, o outcome.Code, detail string, now time.Time) error {
-	f, err := readFacts(ctx, tx, `id = $1`, id)
-	if err != nil {
-		return fmt.Errorf("event of snipe id %d: %w", id, err)
-	}
+func emitTransition(ctx context.Context, tx execQueryer, f snipeFacts, to store.State, o outcome.Code, detail string, now time.Time) error {
 	typ := store.EventSnipeLost
 	switch {
 	case to == store.StatePlaced:
@@ -71,7 +63,7 @@ func emitTransition(ctx context.Context, tx *sql.Tx, id int64, to store.State, o
 	}
 	switch {
 	case typ == store.EventSnipePlaced || typ == store.EventSnipeWon:
-		_, err = tx.ExecContext(ctx, `UPDATE notify_accounts SET link_broken = 0 WHERE account_id = $1 AND link_broken = 1`, f.accountID)
+		_, err := tx.ExecContext(ctx, `UPDATE notify_accounts SET link_broken = 0 WHERE account_id = $1 AND link_broken = 1`, f.accountID)
 		return err
 	case o == outcome.MarketAuth:
 		return emitLinkBroken(ctx, tx, f, detail, now)
@@ -82,7 +74,7 @@ func emitTransition(ctx context.Context, tx *sql.Tx, id int64, to store.State, o
 // emitLinkBroken emits market.link_broken unless the account's link is
 // already known to be broken. The conditional UPDATE is the lock: of two
 // concurrent settlements only one sees link_broken = 0.
-func emitLinkBroken(ctx context.Context, tx *sql.Tx, f snipeFacts, detail string, now time.Time) error {
+func emitLinkBroken(ctx context.Context, tx execQueryer, f snipeFacts, detail string, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO notify_accounts (account_id) VALUES ($1) ON CONFLICT (account_id) DO NOTHING`, f.accountID); err != nil {
 		return fmt.Errorf("link state: %w", err)
 	}
@@ -97,18 +89,10 @@ func emitLinkBroken(ctx context.Context, tx *sql.Tx, f snipeFacts, detail string
 	return emitJSON(ctx, tx, f.accountID, store.EventMarketLinkBroken, "", f.data(outcome.MarketAuth, msg, detail), now)
 }
 
-// emitWarning emits snipe.warning when snipe id is armed on an item not
-// reported ended whose stored price has reached its maximum. The dedup key holds the
-// maximum, so raising the bid re-arms the warning.
-func emitWarning(ctx context.Context, tx *sql.Tx, id int64, now time.Time) error {
-	f, err := readFacts(ctx, tx, `id = $1 AND state = 'scheduled' AND enabled = 1 AND bid_cents > 0
-	AND item_ended = 0 AND item_price_cents >= bid_cents`, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("warning check: %w", err)
-	}
+// emitWarning emits snipe.warning for snipe id, which UpdateItem found
+// armed on an item not reported ended, with the price at its maximum. The
+// dedup key holds the maximum, so raising the bid re-arms the warning.
+func emitWarning(ctx context.Context, tx execQueryer, id int64, f snipeFacts, now time.Time) error {
 	msg := fmt.Sprintf("The current price %s %s has reached your maximum %s %s, so this snipe can no longer win. Raise your maximum before the auction ends at %s UTC.",
 		money.Amount(f.price), f.currency, money.Amount(f.bid), f.currency, clock.FormatUTC(fromMS(f.end)))
 	dedup := fmt.Sprintf("%s:%d:%d", store.EventSnipeWarning, id, f.bid)
@@ -117,7 +101,7 @@ func emitWarning(ctx context.Context, tx *sql.Tx, id int64, now time.Time) error
 	return emitJSON(ctx, tx, f.accountID, store.EventSnipeWarning, dedup, d, now)
 }
 
-func emitJSON(ctx context.Context, tx *sql.Tx, accountID int64, typ store.EventType, dedup string, v any, now time.Time) error {
+func emitJSON(ctx context.Context, tx execQueryer, accountID int64, typ store.EventType, dedup string, v any, now time.Time) error {
 	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("%s payload: %w", typ, err)

@@ -84,6 +84,14 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return nil
 }
 
+// inStmtTx is inTx for transactions on the hot path: their statements come
+// from the prepared-statement cache.
+func (s *Store) inStmtTx(ctx context.Context, fn func(tx txStmts) error) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return fn(txStmts{tx: tx, p: s.w}) })
+	s.w.prepareWanted(ctx)
+	return err
+}
+
 // ms converts a time to stored Unix milliseconds; the zero time is 0.
 func ms(t time.Time) int64 {
 	if t.IsZero() {
