@@ -118,6 +118,20 @@ func TestNotifiers(t *testing.T) {
 	}
 }
 
+func TestNotifierLimit(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for i := range notify.MaxNotifiers {
+		b.call("addNotifier", "url", "https://example.com/hook/"+itoa(int64(i))).wantOK(t)
+	}
+	r := b.call("addNotifier", "url", "https://example.com/one-too-many")
+	r.wantError(t, 400, "invalid_parameter", "url")
+	if !strings.Contains(str(t, r.body, "message"), "delete one first") {
+		t.Errorf("limit message = %s", r.raw)
+	}
+	b.callKey(b.otherKey, "addNotifier", "url", "https://example.com/hook").wantOK(t) // per account
+}
+
 func TestNotifyOff(t *testing.T) {
 	t.Parallel()
 	// A server without the service answers 503 for what needs it, and

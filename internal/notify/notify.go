@@ -38,6 +38,9 @@ const (
 	DefaultMarketRate    = 2.0
 	DefaultEventsKeep    = 30 * 24 * time.Hour
 	DefaultSearchCountry = "US"
+	// MaxNotifiers bounds an account's targets: every event fans out to
+	// each of them.
+	MaxNotifiers = 20
 )
 
 // Config holds the notification service's dependencies and settings.
@@ -185,6 +188,13 @@ func (s *Service) AddNotifier(ctx context.Context, accountID int64, rawURL strin
 	t, err := ParseTarget(rawURL, s.cfg.AllowPrivate)
 	if err != nil {
 		return AddResult{}, &TargetError{Message: err.Error()}
+	}
+	have, err := s.st.Notifiers(ctx, accountID)
+	if err != nil {
+		return AddResult{}, err
+	}
+	if len(have) >= MaxNotifiers {
+		return AddResult{}, &TargetError{Message: fmt.Sprintf("cannot be added: the account has %d targets, the most allowed; delete one first", len(have))}
 	}
 	var secret string
 	var sealedSecret []byte
