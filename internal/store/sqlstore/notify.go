@@ -171,7 +171,7 @@ func emit(ctx context.Context, tx execQueryer, e store.NewEvent) (store.Event, b
 	}
 	ev := store.Event{AccountID: e.AccountID, Type: e.Type, Data: e.Data, CreatedAt: e.Now}
 	err := tx.QueryRowContext(ctx, `INSERT INTO events (account_id, type, data, created_ms, dedup)
-VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id, dedup) DO NOTHING RETURNING id`,
+VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id, dedup) WHERE dedup IS NOT NULL DO NOTHING RETURNING id`,
 		e.AccountID, string(e.Type), string(e.Data), ms(e.Now), dedup).Scan(&ev.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return store.Event{}, false, nil
