@@ -246,8 +246,10 @@ func TestParseTarget(t *testing.T) {
 	}{
 		{"https://hooks.example.com/services/T000/B000/XXXX", false, store.KindWebhook, "https://hooks.example.com/services/***", ""},
 		{"http://user:pw@example.com/hook?token=abc", false, store.KindWebhook, "http://***@example.com/hook?***", ""},
-		{"ntfy://ntfy.sh/my-topic", false, store.KindShoutrrr, "ntfy://ntfy.sh/my-topic", ""},
-		{"generic://127.0.0.1:9000/hook?disabletls=yes", true, store.KindShoutrrr, "generic://127.0.0.1:9000/hook?***", ""},
+		{"ntfy://ntfy.sh/my-topic", false, store.KindShoutrrr, "ntfy://ntfy.sh/***", ""},
+		{"pushover://shoutrrr:apptoken@userkey/", false, store.KindShoutrrr, "pushover://***@***", ""},
+		{"telegram://123:bottoken@telegram?chats=@channel", false, store.KindShoutrrr, "telegram://***@***?***", ""},
+		{"generic://127.0.0.1:9000/hook?disabletls=yes", true, store.KindShoutrrr, "generic://127.0.0.1:9000/***?***", ""},
 		{"http://127.0.0.1:9000/hook", true, store.KindWebhook, "http://127.0.0.1:9000/hook", ""},
 		{"http://127.0.0.1:9000/hook", false, "", "", "not allowed"},
 		{"http://localhost/hook", false, "", "", "not allowed"},

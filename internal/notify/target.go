@@ -48,8 +48,9 @@ func ParseTarget(raw string, allowPrivate bool) (Target, error) {
 		return Target{}, errors.New("must be an absolute URL such as https://example.com/hook or a notification service URL such as ntfy://ntfy.sh/topic")
 	}
 	scheme := strings.ToLower(u.Scheme)
-	t := Target{URL: raw, Masked: mask(u)}
-	if scheme == "http" || scheme == "https" {
+	webhook := scheme == "http" || scheme == "https"
+	t := Target{URL: raw, Masked: mask(u, webhook)}
+	if webhook {
 		t.Kind = store.KindWebhook
 	} else {
 		t.Kind = store.KindShoutrrr
@@ -74,16 +75,27 @@ func shoutrrrReason(err error) string {
 }
 
 // mask shows enough of a URL to recognise it and hides what may be a
-// credential: the user info, the path after its first segment, the query.
-func mask(u *url.URL) string {
+// credential: the user info and the query always; for a webhook the path
+// after its first segment; for a service URL the whole path (an ntfy topic
+// or a Gotify token is the secret) and a host that is not a network name
+// (Pushover and Slack put keys there).
+func mask(u *url.URL, webhook bool) string {
 	var b strings.Builder
 	b.WriteString(strings.ToLower(u.Scheme) + "://")
 	if u.User != nil {
 		b.WriteString("***@")
 	}
-	b.WriteString(u.Host)
+	host := u.Host
+	if !webhook && !strings.ContainsAny(host, ".:[") && host != "localhost" {
+		host = "***"
+	}
+	b.WriteString(host)
 	path := strings.TrimPrefix(u.EscapedPath(), "/")
-	if path != "" {
+	switch {
+	case path == "":
+	case !webhook:
+		b.WriteString("/***")
+	default:
 		first, rest, _ := strings.Cut(path, "/")
 		b.WriteString("/" + first)
 		if rest != "" {
