@@ -66,6 +66,15 @@ func (s *Service) deliverDue(ctx context.Context) {
 		return
 	}
 	for _, d := range due {
+		// A target may use all workers but one, so a slow or hanging
+		// target never holds up the others' deliveries; the rest of its
+		// due deliveries wait for the next pass.
+		s.mu.Lock()
+		busy := s.inflight[d.Notifier.ID] >= max(1, s.cfg.Workers-1)
+		s.mu.Unlock()
+		if busy {
+			continue
+		}
 		select {
 		case s.sem <- struct{}{}:
 		case <-ctx.Done():
@@ -82,8 +91,18 @@ func (s *Service) deliverDue(ctx context.Context) {
 			continue
 		}
 		d.Attempts++
+		s.mu.Lock()
+		s.inflight[d.Notifier.ID]++
+		s.mu.Unlock()
 		s.wg.Go(func() {
-			defer func() { <-s.sem }()
+			defer func() {
+				s.mu.Lock()
+				if s.inflight[d.Notifier.ID]--; s.inflight[d.Notifier.ID] <= 0 {
+					delete(s.inflight, d.Notifier.ID)
+				}
+				s.mu.Unlock()
+				<-s.sem
+			}()
 			s.attempt(ctx, d)
 		})
 	}

@@ -92,9 +92,10 @@ type Service struct {
 	sem    chan struct{}
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
-	retryAt map[int64]time.Time // saved searches whose last run failed
-	checked map[[2]int64]bool   // (snipe, bid) refreshed for warnings
+	mu       sync.Mutex
+	retryAt  map[int64]time.Time // saved searches whose last run failed
+	inflight map[int64]int       // sends in progress per target
+	checked  map[[2]int64]bool   // (snipe, bid) refreshed for warnings
 }
 
 // New returns a Service.
@@ -133,11 +134,12 @@ func New(cfg Config) (*Service, error) {
 	}
 	return &Service{
 		cfg: cfg, st: cfg.Store, mk: cfg.Market, key: cfg.Key, clk: cfg.Clock, log: cfg.Logger,
-		client:  webhookClient(cfg.AllowPrivate, cfg.SendTimeout),
-		budget:  newBudget(cfg.Clock, cfg.MarketRate),
-		sem:     make(chan struct{}, cfg.Workers),
-		retryAt: map[int64]time.Time{},
-		checked: map[[2]int64]bool{},
+		client:   webhookClient(cfg.AllowPrivate, cfg.SendTimeout),
+		budget:   newBudget(cfg.Clock, cfg.MarketRate),
+		sem:      make(chan struct{}, cfg.Workers),
+		retryAt:  map[int64]time.Time{},
+		inflight: map[int64]int{},
+		checked:  map[[2]int64]bool{},
 	}, nil
 }
 

@@ -413,3 +413,34 @@ func TestWarnPass(t *testing.T) {
 		t.Errorf("a second pass made %d more item calls, want 0 (checked once)", got-calls)
 	}
 }
+
+// TestSlowTargetDoesNotHoldOthers: a target that hangs takes at most all
+// workers but one, so another target's events still go out.
+func TestSlowTargetDoesNotHoldOthers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	release := make(chan struct{})
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	t.Cleanup(hang.Close)
+	fast := newReceiver(t, http.StatusOK)
+	if _, err := b.svc.AddNotifier(b.ctx, b.acct.ID, hang.URL, []store.EventType{store.EventSnipeLost}); err != nil {
+		t.Fatal(err)
+	}
+	for range 6 {
+		b.emit(t, store.EventSnipeLost)
+	}
+	if _, err := b.svc.AddNotifier(b.ctx, b.acct.ID, fast.srv.URL, []store.EventType{store.EventSnipeWon}); err != nil {
+		t.Fatal(err)
+	}
+	b.emit(t, store.EventSnipeWon)
+	b.svc.deliverDue(b.ctx) // returns once it has started what it may
+	b.svc.mu.Lock()
+	held := b.svc.inflight
+	n := len(held)
+	b.svc.mu.Unlock()
+	close(release)
+	b.svc.wg.Wait()
+	if fast.count() != 1 {
+		t.Errorf("the fast target got %d requests while another hung, want 1 (in flight per target: %d targets)", fast.count(), n)
+	}
+}
