@@ -19,6 +19,7 @@ import (
 	"github.com/sniped/sniped/internal/httperr"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/notify"
+	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -60,6 +61,10 @@ type Config struct {
 	// the notifier operations with 503 and runs getSearchResults?id=N as
 	// a plain search.
 	Notify *notify.Service
+	// MarketLinks links accounts to their marketplace users (serve
+	// --market ebay). nil with the built-in simulator, where each account
+	// bids as the marketplace user of its own name and nothing is linked.
+	MarketLinks *marketlink.Links
 	// BaseContext is the parent of work that outlives its request
 	// (importWatchList runs); cancel it at shutdown, then call
 	// Handler.Wait. Defaults to context.Background().
@@ -95,6 +100,7 @@ type server struct {
 	limits  *limiter
 	imports *importRuns
 	openapi http.Handler
+	market  *marketHandler
 }
 
 // New returns the interface handler.
@@ -129,6 +135,8 @@ func New(cfg Config) *Handler {
 	sets := &datasetHandler{s}
 	notes := &notifyHandler{s}
 	lookups := &lookupHandler{s}
+	mkt := &marketHandler{s}
+	s.market = mkt
 	s.ops = map[string]operation{
 		"justTesting":          justTesting(s),
 		"addBid":               bids.add,
@@ -148,6 +156,10 @@ func New(cfg Config) *Handler {
 		"deleteNotifier":       notes.delete,
 		"testNotifier":         notes.test,
 		"lookupItem":           lookups.lookup,
+		// Extensions: the account's link to its marketplace user.
+		"connectMarketAccount": mkt.connect,
+		"getMarketAccount":     mkt.get,
+		"unlinkMarketAccount":  mkt.unlink,
 	}
 	s.openapi = openAPIHandler()
 	return &Handler{Handler: logRequests(s.log, s.clock, httperr.Handler(s.log, s.serve)), s: s}
@@ -157,6 +169,9 @@ func New(cfg Config) *Handler {
 // authenticated pipeline.
 func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 	rest, ok := strings.CutPrefix(r.URL.Path, s.base+"/")
+	if ok && rest == callbackPath {
+		return s.market.callback(w, r)
+	}
 	if !ok || strings.Contains(rest, "/") {
 		return unknownOperation()
 	}

@@ -143,6 +143,11 @@ func (h *bidHandler) add(w http.ResponseWriter, r *http.Request, c *call) error 
 		msg = fmt.Sprintf("Snipe of %s %s on item %d (%s) will be placed %d seconds before the auction ends at %s UTC.",
 			sn.Bid, it.Currency, itemNo, it.Title, sn.Delay, clock.FormatUTC(it.End))
 	}
+	if sn.Bid > 0 && sn.Enabled {
+		if lw := s.linkWarning(r.Context(), c.acct); lw != "" {
+			color, warning = colorWarning, warning+" Warning: "+lw
+		}
+	}
 	return ok(w, addBidResponse{
 		Bid:          sn.Bid.String(),
 		Delay:        sn.Delay,

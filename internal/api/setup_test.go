@@ -20,8 +20,10 @@ import (
 	"github.com/sniped/sniped/internal/key"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/sim"
+	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/notify"
+	"github.com/sniped/sniped/internal/secret"
 	"github.com/sniped/sniped/internal/store"
 	"github.com/sniped/sniped/internal/store/sqlite"
 )
@@ -49,6 +51,8 @@ type bundle struct {
 	logs     *syncBuffer
 	// notify is the notification service (not running: tests drive it).
 	notify *notify.Service
+	// links is set when options.consent is (serve --market ebay).
+	links *marketlink.Links
 }
 
 type options struct {
@@ -58,6 +62,12 @@ type options struct {
 	basePath  string
 	// notifyOff runs the API without the notification service.
 	notifyOff bool
+	// consent, when set, turns on account linking (as --market ebay does)
+	// with this marketplace consent flow.
+	consent marketlink.Consent
+	// operatorLinks turns on account linking without a consent page (no
+	// RuName): only the operator links accounts.
+	operatorLinks bool
 }
 
 type notifier struct {
@@ -114,7 +124,7 @@ func setupWith(t *testing.T, o options) *bundle {
 	b.paid, b.paidKey = b.account("alice", store.TierPaid)
 	b.other, b.otherKey = b.account("bob", store.TierPaid)
 	_, b.freeKey = b.account("carol", store.TierFree)
-	nk, err := notify.NewKey(make([]byte, notify.KeySize))
+	nk, err := secret.New(make([]byte, secret.Size))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +133,11 @@ func setupWith(t *testing.T, o options) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.consent != nil || o.operatorLinks {
+		b.links = newLinks(t, st, fake, o.consent)
+	}
 	ah := api.New(api.Config{
-		Store: st, Market: b.market, Clock: b.clock, Notifier: b.notified, Notify: notifyOrNil(b.notify, o.notifyOff),
+		Store: st, Market: b.market, Clock: b.clock, Notifier: b.notified, MarketLinks: b.links, Notify: notifyOrNil(b.notify, o.notifyOff),
 		Logger:       slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		FetchAnyItem: o.fetchAny, RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: o.basePath,
 	})

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"time"
 
 	"github.com/sniped/sniped/internal/market"
@@ -12,13 +11,9 @@ import (
 	"github.com/sniped/sniped/internal/store"
 )
 
-// notifyKeyFile is the notify key inside the data folder.
-const notifyKeyFile = "notify.key"
-
 // notifyFlags configure notifications and saved-search runs.
 type notifyFlags struct {
 	private     string
-	keyFile     string
 	searchEvery time.Duration
 	retryFor    time.Duration
 	firstRetry  time.Duration
@@ -28,7 +23,6 @@ type notifyFlags struct {
 
 func (f *notifyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.private, "notify-private", "auto", "allow notification targets on loopback, private or link-local addresses: on, off, or auto (on only when listening on loopback, so a server exposed to others cannot be aimed at its own network)")
-	fs.StringVar(&f.keyFile, "notify-key-file", "", "file with the key that seals notification URLs and webhook secrets; created on first start (default DATA/"+notifyKeyFile+"; instances sharing a database must share it)")
 	fs.DurationVar(&f.searchEvery, "search-every", notify.DefaultSearchEvery, "how often each saved search runs (spread over the interval)")
 	fs.DurationVar(&f.retryFor, "notify-retry-for", notify.DefaultRetryFor, "how long a failing delivery is retried before it fails and its target is disabled")
 	fs.DurationVar(&f.firstRetry, "notify-first-retry", notify.DefaultFirstRetry, "first retry delay of a failed delivery; it doubles up to 1h")
@@ -54,12 +48,10 @@ func (f *notifyFlags) validate() error {
 // newNotify builds the notification service for serve. Its loops run only
 // where the sniper runs (one instance per database); every instance serves
 // the notifier operations.
-func newNotify(f notifyFlags, data string, st store.Store, mk market.Market, addr net.Addr, log *slog.Logger) (*notify.Service, error) {
-	path := f.keyFile
-	if path == "" {
-		path = filepath.Join(data, notifyKeyFile)
-	}
-	k, err := notify.LoadOrCreateKey(path)
+// Target URLs and webhook secrets are sealed with the server's secret key
+// (--secret-key-file), the one that seals marketplace tokens.
+func newNotify(f notifyFlags, keys secretFlags, data string, st store.Store, mk market.Market, addr net.Addr, log *slog.Logger) (*notify.Service, error) {
+	k, err := loadSecretKey(keys, data, func(msg string) { log.Warn(msg) })
 	if err != nil {
 		return nil, err
 	}

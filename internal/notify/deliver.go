@@ -146,14 +146,14 @@ func (s *Service) backoff(attempts int) time.Duration {
 // send delivers one event to one target.
 func (s *Service) send(ctx context.Context, d store.Delivery) error {
 	n := d.Notifier
-	rawURL, err := s.key.open(n.SealedURL, aad(n.AccountID, "url"))
+	rawURL, err := s.open(n.SealedURL, n.AccountID, "url")
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.SendTimeout)
 	defer cancel()
 	if n.Kind == store.KindWebhook {
-		secret, err := s.key.open(n.SealedSecret, aad(n.AccountID, "secret"))
+		secret, err := s.open(n.SealedSecret, n.AccountID, "secret")
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/secret"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -47,7 +48,8 @@ const (
 type Config struct {
 	Store  store.Store
 	Market market.Market
-	Key    *Key
+	// Key seals target URLs and webhook secrets (the server's secret key).
+	Key *secret.Key
 	// Clock defaults to clock.Real; Logger to slog.Default().
 	Clock  clock.Clock
 	Logger *slog.Logger
@@ -84,7 +86,7 @@ type Service struct {
 	cfg    Config
 	st     store.Store
 	mk     market.Market
-	key    *Key
+	key    *secret.Key
 	clk    clock.Clock
 	log    *slog.Logger
 	client *http.Client
@@ -204,11 +206,11 @@ func (s *Service) AddNotifier(ctx context.Context, accountID int64, rawURL strin
 		raw := make([]byte, 32)
 		rand.Read(raw)
 		secret = "whsec_" + hex.EncodeToString(raw)
-		sealedSecret = s.key.seal([]byte(secret), aad(accountID, "secret"))
+		sealedSecret = s.seal([]byte(secret), accountID, "secret")
 	}
 	n, err := s.st.AddNotifier(ctx, store.NewNotifier{
 		AccountID: accountID, Kind: t.Kind, MaskedURL: t.Masked, Events: events,
-		SealedURL: s.key.seal([]byte(t.URL), aad(accountID, "url")), SealedSecret: sealedSecret,
+		SealedURL: s.seal([]byte(t.URL), accountID, "url"), SealedSecret: sealedSecret,
 		Now: s.clk.Now(),
 	})
 	if err != nil {

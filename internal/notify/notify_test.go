@@ -19,6 +19,7 @@ import (
 	"github.com/sniped/sniped/internal/key"
 	"github.com/sniped/sniped/internal/market/markettest"
 	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/secret"
 	"github.com/sniped/sniped/internal/store"
 	"github.com/sniped/sniped/internal/store/sqlite"
 )
@@ -45,7 +46,7 @@ func setup(t *testing.T) *bundle {
 	t.Cleanup(func() { st.Close() })
 	clk := clock.NewFake(start)
 	mk := markettest.New(clk)
-	k, err := NewKey(make([]byte, KeySize))
+	k, err := secret.New(make([]byte, secret.Size))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,6 +212,11 @@ func codeFor(err error) outcome.Code {
 
 // rejectDetail is the specific part of a refusal's message.
 func rejectDetail(err error, sn store.Snipe, attempts int) string {
+	// A marketplace's own explanation (how to link, a missing approval)
+	// says more than any generic text.
+	if x := market.Explain(err); x != "" {
+		return x
+	}
 	var be *market.BidError
 	switch {
 	case errors.As(err, &be) && be.Minimum > 0:

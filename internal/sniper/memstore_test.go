@@ -68,6 +68,11 @@ func (m *memStore) DeleteAccount(context.Context, string) error             { re
 func (m *memStore) CountAccounts(context.Context) (int, error)              { return len(m.accounts), nil }
 func (m *memStore) Searches(context.Context, int64) ([]store.Search, error) { return nil, nil }
 func (m *memStore) DeleteSearch(context.Context, int64, int64) error        { return nil }
+func (m *memStore) SetMarketLink(context.Context, store.MarketLink) error   { return nil }
+func (m *memStore) MarketLink(context.Context, int64) (store.MarketLink, error) {
+	return store.MarketLink{}, store.ErrNotFound
+}
+func (m *memStore) DeleteMarketLink(context.Context, int64) error { return store.ErrNotFound }
 func (m *memStore) AddSearch(context.Context, int64, string, time.Time) (store.Search, bool, error) {
 	return store.Search{}, false, nil
 }

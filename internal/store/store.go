@@ -31,6 +31,7 @@ type Store interface {
 	SnipeStore
 	SearchStore
 	NotifyStore
+	MarketLinkStore
 	// Close releases the database.
 	Close() error
 }
@@ -239,4 +240,32 @@ type SearchStore interface {
 	Searches(ctx context.Context, accountID int64) ([]Search, error)
 	// DeleteSearch removes one of the account's saved searches.
 	DeleteSearch(ctx context.Context, accountID, id int64) error
+}
+
+// MarketLink links an account to its marketplace user: whom sniped bids as,
+// and that user's refresh token, sealed by the caller (package marketlink).
+// The store only ever holds the ciphertext.
+type MarketLink struct {
+	AccountID int64
+	// Market names the marketplace the token belongs to (e.g. the eBay API
+	// URL), so that a token is never sent to another marketplace.
+	Market string
+	// User is the marketplace user name.
+	User string
+	// SealedToken is the encrypted refresh token.
+	SealedToken []byte
+	// TokenExpires is when the refresh token expires; zero when unknown.
+	TokenExpires time.Time
+	LinkedAt     time.Time
+}
+
+// MarketLinkStore keeps each account's marketplace link (at most one).
+type MarketLinkStore interface {
+	// SetMarketLink creates or replaces the account's link. An unknown
+	// account is ErrNotFound.
+	SetMarketLink(ctx context.Context, l MarketLink) error
+	// MarketLink returns the account's link; ErrNotFound when unlinked.
+	MarketLink(ctx context.Context, accountID int64) (MarketLink, error)
+	// DeleteMarketLink removes the account's link; ErrNotFound when unlinked.
+	DeleteMarketLink(ctx context.Context, accountID int64) error
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/notify"
+	"github.com/sniped/sniped/internal/secret"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -26,7 +27,7 @@ import (
 // without them. Targets on loopback are allowed (the test receivers).
 func newNotify(t *testing.T, st store.Store, mk market.Market) *notify.Service {
 	t.Helper()
-	k, err := notify.NewKey(make([]byte, notify.KeySize))
+	k, err := secret.New(make([]byte, secret.Size))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Sniper", sniperTests},
 		{"Searches", searchTests},
 		{"Notify", notifyTests},
+		{"MarketLinks", marketLinkTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
