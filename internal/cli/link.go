@@ -22,7 +22,7 @@ type secretFlags struct {
 
 func (f *secretFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.keyFile, "secret-key-file", "",
-		"file holding the key that encrypts marketplace tokens (base64 of 32 bytes); default env "+secret.EnvVar+
+		"file holding the key that encrypts marketplace tokens and notification targets (base64 of 32 bytes); default env "+secret.EnvVar+
 			", else DATA/"+secret.DefaultFile+", created on first use. Instances sharing a database need the same key")
 }
 
@@ -34,7 +34,7 @@ func loadSecretKey(f secretFlags, data string, note func(msg string)) (*secret.K
 		return nil, err
 	}
 	if src.Created {
-		note(fmt.Sprintf("created the secret key that encrypts marketplace tokens: %s (mode 0600). Back it up: without it, every account must link again.", src.File))
+		note(fmt.Sprintf("created the secret key that encrypts marketplace tokens and notification targets: %s (mode 0600). Back it up: without it, every account must link again and add its notification targets again.", src.File))
 	}
 	if src.Exposed {
 		note(fmt.Sprintf("the secret key file %s is readable by other users; chmod 600 it", src.File))

@@ -1,7 +1,7 @@
 -- +goose Up
 -- Notification targets. The URL may carry credentials and the webhook
 -- secret must stay usable for signing, so both are sealed (AES-GCM with
--- the server's notify key, package notify); only a masked URL is clear.
+-- the server's secret key, package secret); only a masked URL is clear.
 CREATE TABLE notifiers (
     id              INTEGER PRIMARY KEY AUTOINCREMENT,
     account_id      INTEGER NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
