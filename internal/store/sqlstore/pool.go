@@ -34,16 +34,24 @@ func (p *pool) stmt(ctx context.Context, query string) *sql.Stmt {
 	if ok {
 		return st
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if st, ok := p.stmts[query]; ok {
-		return st
-	}
-	if len(p.stmts) >= maxCachedStmts {
+	if full := func() bool { p.mu.RLock(); defer p.mu.RUnlock(); return len(p.stmts) >= maxCachedStmts }(); full {
 		return nil
 	}
+	// Prepare without holding mu: preparing waits for a connection, and a
+	// transaction holding the only one (SQLite's writer) may itself need
+	// mu to look its statements up (txStmts).
 	st, err := p.db.PrepareContext(ctx, query)
 	if err != nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if have, ok := p.stmts[query]; ok { // another caller prepared it meanwhile
+		st.Close()
+		return have
+	}
+	if len(p.stmts) >= maxCachedStmts {
+		st.Close()
 		return nil
 	}
 	p.stmts[query] = st
