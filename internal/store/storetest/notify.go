@@ -1,8 +1,11 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -364,5 +367,72 @@ var notifyTests = []test{
 		wantErr(t, "RecordSearchRun(bob, alice's search)", err, store.ErrNotFound)
 		_, err = b.s.SearchByID(b.ctx, b.bob.ID, sr.ID)
 		wantErr(t, "SearchByID(bob, alice's)", err, store.ErrNotFound)
+	}},
+}
+
+// concurrencyTests run the event-writing paths from many goroutines on a
+// fresh store (empty statement caches): every call must return, and the
+// events must match the transitions that won.
+var concurrencyTests = []test{
+	{"EventsUnderConcurrentWrites", func(t *testing.T, b *bundle) {
+		b.addNotifier(t, b.alice.ID)
+		end := b.now.Add(hour)
+		const workers, per = 8, 12
+		ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		var won atomic.Int64
+		errs := make(chan error, workers*per*4)
+		for w := range workers {
+			wg.Go(func() {
+				for i := range per {
+					no := int64(1000*w + i + 1)
+					bid := money.Amount(2000)
+					sn, _, err := b.s.UpsertSnipe(ctx, b.alice.ID, no, store.SnipeChange{Bid: &bid, Item: item(end)}, b.now)
+					if err != nil {
+						errs <- err
+						return
+					}
+					it := item(end)
+					it.CurrentPrice = 2500
+					if err := b.s.UpdateItem(ctx, sn.ID, it); err != nil {
+						errs <- err
+					}
+					if err := b.s.Transition(ctx, sn.ID, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{}); err != nil {
+						errs <- err
+						continue
+					}
+					if err := b.s.Transition(ctx, sn.ID, []store.State{store.StateFiring}, store.StatePlaced, outcome.Placed, "", b.now); err != nil {
+						errs <- err
+						continue
+					}
+					if err := b.s.Transition(ctx, sn.ID, []store.State{store.StatePlaced}, store.StateSettled, outcome.Won, "", time.Time{}); err == nil {
+						won.Add(1)
+					} else {
+						errs <- err
+					}
+					if _, _, err := b.s.EmitEvent(ctx, store.NewEvent{AccountID: b.alice.ID, Type: store.EventSearchMatch, Data: []byte(`{}`), Now: b.now}); err != nil {
+						errs <- err
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Errorf("concurrent write: %v", err)
+		}
+		evs, err := b.s.Events(b.ctx, b.alice.ID, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := map[store.EventType]int{}
+		for _, e := range evs {
+			count[e.Type]++
+		}
+		n := workers * per
+		if count[store.EventSnipeWon] != int(won.Load()) || count[store.EventSnipePlaced] != n || count[store.EventSnipeWarning] != n || count[store.EventSearchMatch] != n {
+			t.Errorf("events = %v; want %d placed, %d won, %d warnings, %d search.match", count, n, won.Load(), n, n)
+		}
 	}},
 }

@@ -28,6 +28,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Sniper", sniperTests},
 		{"Searches", searchTests},
 		{"Notify", notifyTests},
+		{"NotifyConcurrency", concurrencyTests},
 		{"MarketLinks", marketLinkTests},
 	}
 	for _, g := range groups {
