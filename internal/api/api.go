@@ -18,8 +18,8 @@ import (
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/httperr"
 	"github.com/sniped/sniped/internal/market"
-	"github.com/sniped/sniped/internal/notify"
 	"github.com/sniped/sniped/internal/marketlink"
+	"github.com/sniped/sniped/internal/notify"
 	"github.com/sniped/sniped/internal/store"
 )
 
