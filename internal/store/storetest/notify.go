@@ -199,6 +199,15 @@ var notifyTests = []test{
 		if ev, _ := b.lastEvent(t, b.alice.ID); ev.Type != store.EventMarketLinkBroken {
 			t.Errorf("last event after placed then market-auth = %s, want market.link_broken", ev.Type)
 		}
+		// Linking the account again makes the next break news too.
+		if err := b.s.SetMarketLink(b.ctx, store.MarketLink{AccountID: b.alice.ID, Market: "https://api.ebay.com", SealedToken: []byte("t"), LinkedAt: b.now}); err != nil {
+			t.Fatal(err)
+		}
+		relinked := b.snipe(t, b.alice.ID, 12, 2500, end)
+		b.settle(t, relinked.ID, store.StateScheduled, outcome.MarketAuth)
+		if ev, _ := b.lastEvent(t, b.alice.ID); ev.Type != store.EventMarketLinkBroken {
+			t.Errorf("last event after relinking then market-auth = %s, want market.link_broken", ev.Type)
+		}
 		// Bob's link is his own.
 		bobs := b.snipe(t, b.bob.ID, 1, 2500, end)
 		b.settle(t, bobs.ID, store.StateScheduled, outcome.MarketAuth)
