@@ -80,6 +80,11 @@ func TestDashboardNotifications(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`.view-btn[data-view="notify"]`)),
 		chromedp.WaitVisible(chromedp.ID("notify-url")))
 	tb.wait("empty list", `!document.getElementById("notify-empty").hidden`)
+	tb.do("a URL that is not one",
+		chromedp.SendKeys(chromedp.ID("notify-url"), "example.com/hook"),
+		chromedp.Click(chromedp.ID("notify-add")))
+	tb.wait("error names the field", `/^Target URL must be an absolute URL/.test(document.getElementById("notify-error").textContent)`)
+	tb.do("clear the field", chromedp.Evaluate[chromedp.Void](`document.getElementById("notify-url").value = ""`))
 
 	tb.do("add a webhook without snipe.placed",
 		chromedp.SendKeys(chromedp.ID("notify-url"), hooks.URL+"/ok"),
@@ -189,7 +194,7 @@ func TestDashboardAddSnipeDialog(t *testing.T) {
 	tb.screenshot("dashboard-add-snipe-preview.png")
 
 	tb.do("bid below the minimum", chromedp.SendKeys(chromedp.ID("ed-bid"), "1"), chromedp.Click(chromedp.ID("ed-save")))
-	tb.wait("error names the control", `/Advanced.*Force/.test(document.getElementById("ed-error").textContent)`)
+	tb.wait("error names the controls", `/^Maximum bid .*Advanced.*Force/.test(document.getElementById("ed-error").textContent)`)
 	if msg := tb.eval(`document.getElementById("ed-error").textContent`); strings.Contains(msg, "force=1") {
 		t.Errorf("error %q speaks the API's language", msg)
 	}

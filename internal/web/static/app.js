@@ -80,15 +80,23 @@
       }
       case 'conflict':
         return `Not changed: ${err.message}`;
-      case 'invalid_parameter':
-        // The interface says "pass force=1"; here that is the Force box.
-        if (err.param === 'bid' && /force=1/.test(err.message)) {
-          return err.message.replace(/,? ?or pass force=1 to store it as given/, '') +
-            '. To store it anyway, open Advanced and tick Force (it will probably lose).';
-        }
     }
-    return err.message || `Request failed (HTTP ${err.status}).`;
+    let msg = err.message || `Request failed (HTTP ${err.status}).`;
+    // The interface says "pass force=1"; here that is the Force box.
+    if (err.code === 'invalid_parameter' && err.param === 'bid' && /force=1/.test(msg)) {
+      msg = msg.replace(/,? ?or pass force=1 to store it as given/, '') +
+        '. To store it anyway, open Advanced and tick Force (it will probably lose).';
+    }
+    // Name the page's control, not the interface's parameter.
+    const label = CONTROL_LABELS[err.param];
+    return label && msg.startsWith(err.param + ' ') ? label + msg.slice(err.param.length) : msg;
   }
+
+  // CONTROL_LABELS are the page's names for the interface's parameters.
+  const CONTROL_LABELS = {
+    item_no: 'Item number', bid: 'Maximum bid', delay: 'Seconds before the end', groupName: 'Bid Group',
+    query: 'Search text', country_code: 'Country', url: 'Target URL', events: 'Events',
+  };
 
   // arrayIn finds the list in an answer whose field name the spec leaves open.
   function arrayIn(body, names) {
