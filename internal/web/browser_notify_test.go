@@ -139,6 +139,16 @@ func TestDashboardNotifications(t *testing.T) {
 		chromedp.Click(chromedp.CSS(target(down)+" .danger")))
 	tb.wait("deleted", fmt.Sprintf(`!document.querySelector(%q) && document.getElementById("notify-flag").hidden`, target(down)))
 	tb.noExceptions()
+
+	phone := s.open(390)
+	phone.connect(s.key)
+	phone.do("open Notifications on a phone", chromedp.Click(chromedp.CSS(`.view-btn[data-view="notify"]`)))
+	phone.wait("target listed", `document.querySelectorAll("#notify-targets tr").length === 1`)
+	if overflow := phone.eval(`String(document.documentElement.scrollWidth > window.innerWidth)`); overflow != "false" {
+		t.Errorf("the Notifications page is wider than a 390 px phone")
+	}
+	phone.screenshot("dashboard-notifications-phone.png")
+	phone.noExceptions()
 }
 
 func TestDashboardNewMatches(t *testing.T) {
