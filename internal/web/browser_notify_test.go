@@ -126,9 +126,10 @@ func TestDashboardNotifications(t *testing.T) {
 		Error: "gave up after 24h0m0s of retries (31 attempts); last error: the target answered HTTP 500", Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	tb.do("back to snipes", chromedp.Click(chromedp.CSS(`.view-btn[data-view="snipes"]`)))
+	tb.do("back to snipes and Notifications again",
+		chromedp.Click(chromedp.CSS(`.view-btn[data-view="snipes"]`)),
+		chromedp.Click(chromedp.CSS(`.view-btn[data-view="notify"]`)))
 	tb.wait("nav flag", `!document.getElementById("notify-flag").hidden`)
-	tb.do("open Notifications again", chromedp.Click(chromedp.CSS(`.view-btn[data-view="notify"]`)))
 	tb.wait("disabled explained", `!document.getElementById("notify-disabled").hidden &&
 		document.getElementById("notify-disabled").textContent.includes("gave up after 24h")`)
 	tb.do("clear notices", chromedp.Evaluate[chromedp.Void](`document.getElementById("notices").replaceChildren()`))

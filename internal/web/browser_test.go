@@ -550,9 +550,10 @@ func TestDashboardShowsInterfaceErrors(t *testing.T) {
 
 func TestDashboardRateLimited(t *testing.T) {
 	t.Parallel()
-	// Connecting costs four calls (justTesting, getMarketAccount,
-	// getUserItems, getUserSearches); the refresh is the fifth and is refused.
-	s := newStack(t, stackOptions{rateLimit: 0.01, rateBurst: 4})
+	// Connecting costs five calls (justTesting, getMarketAccount,
+	// getNotifiers, getUserItems, getUserSearches); the refresh is the
+	// sixth and is refused.
+	s := newStack(t, stackOptions{rateLimit: 0.01, rateBurst: 5})
 	tb := s.open(1280)
 	tb.connect(s.key)
 	tb.do("refresh", chromedp.Click(chromedp.ID("refresh-btn")))

@@ -195,10 +195,17 @@
   $('notify-events').append(...EVENTS.map(([value, label]) =>
     h('label', {}, h('input', { type: 'checkbox', value, checked: true }), label)));
   $('notify-form').addEventListener('submit', addTarget);
-  // Every view change checks for disabled targets (the nav flag); opening
-  // the page loads it.
-  document.addEventListener('sniped:view', e => {
+  // Connecting checks for disabled targets (the nav flag), and so does a
+  // timer while connected; opening the page loads it.
+  const FLAG_POLL_MS = 5 * 60000;
+  let flagTimer = 0;
+  document.addEventListener('sniped:connected', () => {
     loadTargets();
-    if (e.detail === 'notify') loadMatches();
+    clearInterval(flagTimer);
+    flagTimer = setInterval(loadTargets, FLAG_POLL_MS);
+  });
+  document.addEventListener('sniped:signedout', () => clearInterval(flagTimer));
+  document.addEventListener('sniped:view', e => {
+    if (e.detail === 'notify') { loadTargets(); loadMatches(); }
   });
 })();
