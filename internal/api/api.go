@@ -155,6 +155,7 @@ func New(cfg Config) *Handler {
 		"getNotifiers":         notes.list,
 		"deleteNotifier":       notes.delete,
 		"testNotifier":         notes.test,
+		"getEvents":            notes.events,
 		"lookupItem":           lookups.lookup,
 		// Extensions: the account's link to its marketplace user.
 		"connectMarketAccount": mkt.connect,

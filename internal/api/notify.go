@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -243,4 +244,52 @@ func (h *notifyHandler) test(w http.ResponseWriter, r *http.Request, c *call) er
 		out.Message = fmt.Sprintf("Test event %d was not delivered to target %d: %s.", res.EventID, id, res.Error)
 	}
 	return ok(w, out)
+}
+
+// getEvents page sizes.
+const (
+	DefaultEvents = 20
+	MaxEvents     = 100
+)
+
+type eventEntry struct {
+	ID        int64           `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt string          `json:"created_at"`
+	Data      json.RawMessage `json:"data"`
+}
+
+type eventsResponse struct {
+	Status  string       `json:"status"`
+	Message string       `json:"message"`
+	Events  []eventEntry `json:"events"`
+}
+
+// events lists the account's recent events, newest first: what the
+// targets were sent, for the dashboard and for clients that poll.
+func (h *notifyHandler) events(w http.ResponseWriter, r *http.Request, c *call) error {
+	limit, given, err := c.p.optInt("limit", 1, MaxEvents)
+	if err != nil {
+		return err
+	}
+	if !given {
+		limit = DefaultEvents
+	}
+	var before int64
+	if _, has, err := c.p.Optional("before"); err != nil {
+		return err
+	} else if has {
+		if before, err = c.p.PositiveInt("before"); err != nil {
+			return err
+		}
+	}
+	list, err := h.s.cfg.Store.Events(r.Context(), c.acct.ID, before, limit)
+	if err != nil {
+		return httperr.Internal(err)
+	}
+	out := make([]eventEntry, 0, len(list))
+	for _, e := range list {
+		out = append(out, eventEntry{ID: e.ID, Type: string(e.Type), CreatedAt: clock.FormatUTC(e.CreatedAt), Data: json.RawMessage(e.Data)})
+	}
+	return ok(w, eventsResponse{Status: "OK", Message: plural(len(out), "event", "events"), Events: out})
 }

@@ -290,3 +290,37 @@ func TestBearerKey(t *testing.T) {
 		t.Error("a key reached the log")
 	}
 }
+
+func TestGetEvents(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx := context.Background()
+	for i := range 3 {
+		if _, _, err := b.store.EmitEvent(ctx, store.NewEvent{AccountID: b.paid.ID, Type: store.EventSnipeWon,
+			Data: []byte(`{"item_no":"` + itoa(int64(i+1)) + `"}`), Now: b.clock.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.store.EmitEvent(ctx, store.NewEvent{AccountID: b.other.ID, Type: store.EventSnipeLost, Data: []byte(`{}`), Now: b.clock.Now()})
+	r := b.call("getEvents", "limit", "2")
+	r.wantOK(t)
+	page := arr(t, r.body, "events")
+	if len(page) != 2 {
+		t.Fatalf("getEvents(limit 2) = %s", r.raw)
+	}
+	first := page[0].(map[string]any)
+	if str(t, first, "type") != "snipe.won" || first["data"].(map[string]any)["item_no"] != "3" || !dateTimeRE.MatchString(str(t, first, "created_at")) {
+		t.Errorf("newest event = %v", first)
+	}
+	last := integer(t, page[1].(map[string]any), "id")
+	r = b.call("getEvents", "before", itoa(last))
+	if rest := arr(t, r.body, "events"); len(rest) != 1 || rest[0].(map[string]any)["data"].(map[string]any)["item_no"] != "1" {
+		t.Errorf("next page = %s", r.raw)
+	}
+	if r := b.callKey(b.otherKey, "getEvents"); len(arr(t, r.body, "events")) != 1 {
+		t.Errorf("bob's events = %s, want only his own", r.raw)
+	}
+	for _, kv := range [][]string{{"limit", "0"}, {"limit", "101"}, {"before", "0"}, {"before", "x"}} {
+		b.call("getEvents", kv...).wantError(t, 400, "invalid_parameter", kv[0])
+	}
+}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -126,12 +127,19 @@ func TestDashboardNotifications(t *testing.T) {
 		Error: "gave up after 24h0m0s of retries (31 attempts); last error: the target answered HTTP 500", Now: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
+	won, _ := json.Marshal(store.SnipeEventData{ItemNo: "310000000099", Title: "Leica M3 body", Bid: 45, Currency: "USD",
+		CurrentPrice: 41, Outcome: 1, Status: "Won", Message: "You won this item. Pay the seller on the marketplace."})
+	if _, _, err := s.store.EmitEvent(ctx, store.NewEvent{AccountID: s.accountID(), Type: store.EventSnipeWon, Data: won, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	tb.do("back to snipes and Notifications again",
 		chromedp.Click(chromedp.CSS(`.view-btn[data-view="snipes"]`)),
 		chromedp.Click(chromedp.CSS(`.view-btn[data-view="notify"]`)))
 	tb.wait("nav flag", `!document.getElementById("notify-flag").hidden`)
 	tb.wait("disabled explained", `!document.getElementById("notify-disabled").hidden &&
 		document.getElementById("notify-disabled").textContent.includes("gave up after 24h")`)
+	tb.wait("the win listed under recent events", `[...document.querySelectorAll("#events li")].some(li =>
+		li.dataset.type === "snipe.won" && li.textContent.includes("Leica M3 body") && li.textContent.includes("Pay the seller"))`)
 	tb.do("clear notices", chromedp.Evaluate[chromedp.Void](`document.getElementById("notices").replaceChildren()`))
 	tb.screenshot("dashboard-notifications.png")
 

@@ -135,6 +135,41 @@
     }
   }
 
+  // ---- recent events ------------------------------------------------------------
+
+  const EVENT_HEADS = {
+    'snipe.placed': ['Bid placed', 'blue'], 'snipe.won': ['Won', 'green'], 'snipe.lost': ['Lost', 'red'],
+    'snipe.warning': ['Raise your maximum', 'orange'], 'search.match': ['New matches', 'blue'],
+    'market.link_broken': ['Marketplace link broken', 'red'],
+  };
+
+  async function loadEvents() {
+    let body;
+    try {
+      body = await call('getEvents', { limit: 20 });
+    } catch (err) {
+      if (err.status !== 401) showError(err);
+      return;
+    }
+    const list = body.events || [];
+    $('events-empty').hidden = list.length > 0;
+    $('events').replaceChildren(...list.map(e => {
+      const [head, color] = EVENT_HEADS[e.type] || [e.type, 'gray'];
+      const d = e.data || {};
+      let what;
+      if (e.type === 'search.match') {
+        what = h('span', {}, `${(d.items || []).length} new item${(d.items || []).length === 1 ? '' : 's'} for “${d.query}”: `,
+          (d.items || []).slice(0, 5).map(it => h('button', { type: 'button', class: 'link', title: 'Snipe this',
+            onclick: () => openEditor(it.item_no, { item_no: it.item_no, title: it.title, currentPrice: it.current_price, minimumToBid: it.minimum_to_bid, currency: it.currency, endTime: it.end_time, galleryUrl: it.gallery_url }) }, it.title)));
+      } else {
+        what = h('span', {}, h('strong', {}, d.title || `Item ${d.item_no}`), ` #${d.item_no} · `, d.message || '', d.detail ? ` ${d.detail}` : '');
+      }
+      return h('li', { dataset: { event: e.id, type: e.type } },
+        h('span', { class: `badge ${color}` }, head), ' ', what,
+        h('span', { class: 'muted small status-line' }, when(e.created_at)));
+    }));
+  }
+
   // ---- new matches ------------------------------------------------------------
 
   async function loadMatches() {
@@ -206,6 +241,6 @@
   });
   document.addEventListener('sniped:signedout', () => clearInterval(flagTimer));
   document.addEventListener('sniped:view', e => {
-    if (e.detail === 'notify') { loadTargets(); loadMatches(); }
+    if (e.detail === 'notify') { loadTargets(); loadEvents(); loadMatches(); }
   });
 })();
