@@ -55,10 +55,10 @@ func (h *lookupHandler) lookup(w http.ResponseWriter, r *http.Request, c *call) 
 	out := lookupResponse{
 		Status: "OK", ItemNo: strconv.FormatInt(no, 10), Title: it.Title, CurrentPrice: it.CurrentPrice.Float(),
 		Currency: it.Currency, MinimumToBid: it.MinimumToBid.Float(), Bids: it.Bids, EndTime: clock.FormatUTC(it.End),
-		TimeLeft: timeLeft(it.End, it.Ended, h.s.clock.Now()), GalleryURL: it.PictureURL,
+		TimeLeft: timeLeft(it.End, it.Ended, h.s.marketNow()), GalleryURL: it.PictureURL,
 	}
 	out.Message = fmt.Sprintf("%s: %s %s now; bid at least %s %s.", it.Title, it.CurrentPrice, it.Currency, it.MinimumToBid, it.Currency)
-	if it.Ended || !it.End.After(h.s.clock.Now()) {
+	if it.Ended || !it.End.After(h.s.marketNow()) {
 		out.Ended = 1
 		out.Message = fmt.Sprintf("%s has ended; it cannot be sniped.", it.Title)
 	}

@@ -233,7 +233,7 @@ func (h *searchHandler) writeResults(w http.ResponseWriter, resp searchResultsRe
 		resp.More = 1
 	}
 	page := found[min(resp.Offset, len(found)):min(resp.Offset+maxSearchResult, len(found))]
-	now := h.s.clock.Now()
+	now, local := h.s.marketNow(), h.s.clock.Now() // time left on the marketplace's clock; "new" on ours
 	items := make([]searchResult, 0, len(page))
 	for _, it := range page {
 		res := searchResult{
@@ -245,7 +245,7 @@ func (h *searchHandler) writeResults(w http.ResponseWriter, resp searchResultsRe
 			isNew := 0
 			if seen, ok := firstSeen[it.ItemNo]; ok {
 				res.FirstSeen = clock.FormatUTC(seen.At)
-				if !seen.Baseline && now.Sub(seen.At) < NewWithin {
+				if !seen.Baseline && local.Sub(seen.At) < NewWithin {
 					isNew = 1
 				}
 			}

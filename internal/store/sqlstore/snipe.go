@@ -378,36 +378,53 @@ func (s *Store) SnipesInState(ctx context.Context, state store.State, before tim
 // Transition moves a snipe between states as one compare-and-set UPDATE.
 // A move to placed or settled also writes its event (emitTransition) in
 // the same transaction.
-func (s *Store) Transition(ctx context.Context, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time) error {
-	if !transitionEmits(to, o) {
-		return transition(ctx, s.w, id, from, to, o, detail, placedAt, nil)
+func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error {
+	var err error
+	if !transitionEmits(p.To, p.Outcome) {
+		err = transition(ctx, s.w, p, nil)
+	} else {
+		err = s.inStmtTx(ctx, func(tx txStmts) error {
+			var f snipeFacts
+			if err := transition(ctx, tx, p, &f); err != nil {
+				return err
+			}
+			return emitTransition(ctx, tx, f, p.To, p.Outcome, p.Detail, s.clk.Now())
+		})
 	}
-	return s.inStmtTx(ctx, func(tx txStmts) error {
-		var f snipeFacts
-		if err := transition(ctx, tx, id, from, to, o, detail, placedAt, &f); err != nil {
-			return err
+	if err != nil {
+		return err
+	}
+	if p.Durable && s.sync != nil {
+		if err := s.sync(ctx); err != nil {
+			return fmt.Errorf("transition snipe id %d: sync: %w", p.ID, err)
 		}
-		return emitTransition(ctx, tx, f, to, o, detail, s.clk.Now())
-	})
+	}
+	return nil
 }
 
 // transition is Transition's compare-and-set on ex (the pool or a
 // transaction). With facts, the UPDATE also reads back what the
 // transition's event describes.
-func transition(ctx context.Context, ex execQueryer, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time, facts *snipeFacts) error {
-	args := []any{id, string(to), int64(o), detail}
+func transition(ctx context.Context, ex execQueryer, p store.TransitionParams, facts *snipeFacts) error {
+	id := p.ID
+	args := []any{id, string(p.To), int64(p.Outcome), p.Detail}
 	set := `state = $2, outcome = $3, outcome_detail = $4`
-	if !placedAt.IsZero() {
-		args = append(args, ms(placedAt))
-		set += `, placed_at_ms = $5`
+	if !p.PlacedAt.IsZero() {
+		args = append(args, ms(p.PlacedAt))
+		set += `, placed_at_ms = $` + strconv.Itoa(len(args))
 	}
-	in := make([]string, len(from))
-	for i, st := range from {
+	where := `id = $1`
+	if p.IfBid != 0 {
+		args = append(args, int64(p.IfBid))
+		where += ` AND bid_cents = $` + strconv.Itoa(len(args))
+	}
+	in := make([]string, len(p.From))
+	for i, st := range p.From {
 		args = append(args, string(st))
 		in[i] = "$" + strconv.Itoa(len(args))
 	}
 	var n int64
-	update := `UPDATE snipes SET ` + set + ` WHERE id = $1 AND state IN (` + strings.Join(in, ", ") + `)`
+	update := `UPDATE snipes SET ` + set + ` WHERE ` + where + ` AND state IN (` + strings.Join(in, ", ") + `)`
 	switch {
 	case len(in) == 0:
 	case facts != nil:
@@ -431,14 +448,18 @@ func transition(ctx context.Context, ex execQueryer, id int64, from []store.Stat
 		return nil
 	}
 	var state string
-	err := ex.QueryRowContext(ctx, `SELECT state FROM snipes WHERE id = $1`, id).Scan(&state)
+	var bid int64
+	err := ex.QueryRowContext(ctx, `SELECT state, bid_cents FROM snipes WHERE id = $1`, id).Scan(&state, &bid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("transition snipe id %d: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("transition snipe id %d: %w", id, err)
 	}
-	return fmt.Errorf("transition snipe id %d to %s: it is %s: %w", id, to, state, store.ErrConflict)
+	if p.IfBid != 0 && bid != int64(p.IfBid) {
+		return fmt.Errorf("transition snipe id %d to %s: its bid changed: %w", id, p.To, store.ErrConflict)
+	}
+	return fmt.Errorf("transition snipe id %d to %s: it is %s: %w", id, p.To, state, store.ErrConflict)
 }
 
 // UpdateItem stores a fresher item snapshot and recomputes FireAt. When

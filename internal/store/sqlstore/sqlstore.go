@@ -27,6 +27,7 @@ type Store struct {
 	r           *pool
 	importBatch int
 	clk         clock.Clock
+	sync        func(ctx context.Context) error
 }
 
 // Options tune a Store to its engine.
@@ -38,6 +39,11 @@ type Options struct {
 	ImportBatch int
 	// Clock stamps events written inside snipe transitions (default clock.Real).
 	Clock clock.Clock
+	// Sync, when set, is called after a write that must survive power loss
+	// (TransitionParams.Durable) has committed, and returns once it is on
+	// disk: SQLite fsyncs its WAL, for many such writers at once. Nil when
+	// every commit is durable already (PostgreSQL).
+	Sync func(ctx context.Context) error
 }
 
 // New returns a Store that writes through w and reads through r.
@@ -45,7 +51,7 @@ func New(w, r *sql.DB, o Options) *Store {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), clk: o.Clock}
+	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), sync: o.Sync, clk: o.Clock}
 	s.r = s.w
 	if r != w {
 		s.r = newPool(r)

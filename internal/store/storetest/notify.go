@@ -65,7 +65,7 @@ func (b *bundle) lastEvent(t *testing.T, accountID int64) (store.Event, store.Sn
 
 func (b *bundle) settle(t *testing.T, id int64, from store.State, o outcome.Code) {
 	t.Helper()
-	if err := b.s.Transition(b.ctx, id, []store.State{from}, store.StateSettled, o, "detail", time.Time{}); err != nil {
+	if err := b.s.Transition(b.ctx, store.TransitionParams{ID: id, From: []store.State{from}, To: store.StateSettled, Outcome: o, Detail: "detail"}); err != nil {
 		t.Fatalf("Transition(%d → settled %d) = %v", id, o, err)
 	}
 }
@@ -149,7 +149,7 @@ var notifyTests = []test{
 		if got := b.eventTypes(t, b.alice.ID); len(got) != 0 {
 			t.Fatalf("events after firing = %v, want none", got)
 		}
-		if err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateFiring}, store.StatePlaced, outcome.Placed, "", b.now); err != nil {
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: b.now}); err != nil {
 			t.Fatal(err)
 		}
 		b.settle(t, s.ID, store.StatePlaced, outcome.Won)
@@ -170,7 +170,7 @@ var notifyTests = []test{
 			b.settle(t, sn.ID, store.StateScheduled, o)
 		}
 		// A failed compare-and-set writes nothing.
-		if err := b.s.Transition(b.ctx, lost.ID, []store.State{store.StateFiring}, store.StateSettled, outcome.Won, "", time.Time{}); err == nil {
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: lost.ID, From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: outcome.Won}); err == nil {
 			t.Error("Transition from the wrong state = nil, want ErrConflict")
 		}
 		want2 := []store.EventType{store.EventSnipePlaced, store.EventSnipeWon, store.EventSnipeLost}
@@ -407,15 +407,15 @@ var concurrencyTests = []test{
 					if err := b.s.UpdateItem(ctx, sn.ID, it); err != nil {
 						errs <- err
 					}
-					if err := b.s.Transition(ctx, sn.ID, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{}); err != nil {
+					if err := b.s.Transition(ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StateScheduled}, To: store.StateFiring, Outcome: outcome.Pending}); err != nil {
 						errs <- err
 						continue
 					}
-					if err := b.s.Transition(ctx, sn.ID, []store.State{store.StateFiring}, store.StatePlaced, outcome.Placed, "", b.now); err != nil {
+					if err := b.s.Transition(ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: b.now, Durable: true}); err != nil {
 						errs <- err
 						continue
 					}
-					if err := b.s.Transition(ctx, sn.ID, []store.State{store.StatePlaced}, store.StateSettled, outcome.Won, "", time.Time{}); err == nil {
+					if err := b.s.Transition(ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StatePlaced}, To: store.StateSettled, Outcome: outcome.Won}); err == nil {
 						won.Add(1)
 					} else {
 						errs <- err
