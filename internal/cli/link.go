@@ -54,17 +54,6 @@ func ebayMarketID(env, apiURL string) (string, error) {
 	return api, nil
 }
 
-// openLinks makes the account links of `serve --market ebay` for the API
-// URL api: the secret key (--secret-key-file, SNIPED_SECRET_KEY, or the
-// data folder's, created on first start) over the store.
-func openLinks(p marketParams, api string) (*marketlink.Links, func(*ebay.Adapter), error) {
-	k, err := loadSecretKey(p.cfg.keys, p.cfg.store.data, func(msg string) { p.log.Warn(msg) })
-	if err != nil {
-		return nil, nil, err
-	}
-	return ebayLinks(linkSetup{Store: p.store, Key: k, MarketID: api, RuName: p.cfg.market.ruName})
-}
-
 // linkSetup is what the account links of --market ebay are made of.
 type linkSetup struct {
 	Store store.Store

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/secret"
@@ -204,7 +203,7 @@ func TestServeEBaySecretKey(t *testing.T) {
 			}
 			defer st.Close()
 			var logs bytes.Buffer
-			m, err := openMarket(context.Background(), marketParams{cfg: c, base: "http://x", clock: clock.Real{}, log: slog.New(slog.NewTextHandler(&logs, nil)), store: st})
+			m, err := openEBay(c, slog.New(slog.NewTextHandler(&logs, nil)), st)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Errorf("openMarket = %v, want an error saying %q", err, tt.wantErr)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/marketlink"
+	"github.com/sniped/sniped/internal/secret"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -155,10 +157,42 @@ func (m *servedMarket) Close() error {
 	return nil
 }
 
+// marketKeys are the secrets of --market ebay: the application's client
+// secret and the key that seals refresh tokens. Serve reads them before it
+// opens the store, so that a missing or bad one stops it before the first
+// start creates the admin account and prints its key (which a failed start
+// would bury).
+type marketKeys struct {
+	clientSecret string
+	tokenKey     *secret.Key
+}
+
+// loadMarketKeys reads the keys --market ebay needs; none for the
+// simulator.
+func loadMarketKeys(c serveConfig, log *slog.Logger) (marketKeys, error) {
+	if c.market.kind != marketEBay {
+		return marketKeys{}, nil
+	}
+	m := c.market
+	sec, err := m.clientSecret(log)
+	if err != nil {
+		return marketKeys{}, err
+	}
+	if m.clientID == "" || sec == "" {
+		return marketKeys{}, usageErr("--market ebay needs the eBay application's keys: its client id (App ID) in --ebay-client-id, and its client secret (Cert ID) in %s or a file named by --ebay-client-secret-file; see docs/ebay.md (\"Getting keys\")", envEBaySecret)
+	}
+	k, err := loadSecretKey(c.keys, c.store.data, func(msg string) { log.Warn(msg) })
+	if err != nil {
+		return marketKeys{}, err
+	}
+	return marketKeys{clientSecret: sec, tokenKey: k}, nil
+}
+
 // marketParams is what opening the marketplace needs from serve.
 type marketParams struct {
 	cfg        serveConfig
-	base       string // public URL including the base path
+	keys       marketKeys // from loadMarketKeys
+	base       string     // public URL including the base path
 	clock      clock.Clock
 	log        *slog.Logger
 	store      store.Store
@@ -188,12 +222,8 @@ func openMarket(ctx context.Context, p marketParams) (*servedMarket, error) {
 		return &servedMarket{Market: s, sim: s, describe: "the built-in auction simulator (--market sim): no real auction is bid on"}, nil
 	}
 	m := c.market
-	secret, err := m.clientSecret(p.log)
-	if err != nil {
-		return nil, err
-	}
-	if m.clientID == "" || secret == "" {
-		return nil, usageErr("--market ebay needs the eBay application's keys: its client id (App ID) in --ebay-client-id, and its client secret (Cert ID) in %s or a file named by --ebay-client-secret-file; see docs/ebay.md (\"Getting keys\")", envEBaySecret)
+	if p.keys.clientSecret == "" || p.keys.tokenKey == nil {
+		return nil, errors.New("open the eBay marketplace: the keys were not loaded (loadMarketKeys)")
 	}
 	api, auth := m.hosts()
 	if m.ruName == "" {
@@ -201,12 +231,12 @@ func openMarket(ctx context.Context, p marketParams) (*servedMarket, error) {
 	}
 	// Account links (cli/link.go): the adapter asks them for refresh
 	// tokens, and they run the consent flow through the adapter.
-	links, bind, err := openLinks(p, api)
+	links, bind, err := ebayLinks(linkSetup{Store: p.store, Key: p.keys.tokenKey, MarketID: api, RuName: m.ruName})
 	if err != nil {
 		return nil, err
 	}
 	ad, err := ebay.New(ebay.Config{
-		APIURL: api, AuthURL: auth, ClientID: m.clientID, ClientSecret: secret, RuName: m.ruName,
+		APIURL: api, AuthURL: auth, ClientID: m.clientID, ClientSecret: p.keys.clientSecret, RuName: m.ruName,
 		Marketplace: m.marketplace, Links: links,
 		Clock: p.clock, Logger: p.log.With("component", "ebay"), Registerer: p.registerer,
 	})

@@ -115,6 +115,12 @@ func runServe(args []string, stderr io.Writer) error {
 		return usageErr("--log-level must be debug, info, warn or error")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// A missing or bad marketplace key stops serve before it opens the
+	// store (cli/market.go).
+	keys, err := loadMarketKeys(c, log)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -145,7 +151,7 @@ func runServe(args []string, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// The marketplace: the built-in simulator or eBay (cli/market.go).
-	mkt, err := openMarket(ctx, marketParams{cfg: c, base: base, clock: clk, log: log, store: st, registerer: reg})
+	mkt, err := openMarket(ctx, marketParams{cfg: c, keys: keys, base: base, clock: clk, log: log, store: st, registerer: reg})
 	if err != nil {
 		return err
 	}
