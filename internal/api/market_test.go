@@ -5,12 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/secret"
 	"github.com/sniped/sniped/internal/store"
@@ -269,6 +271,33 @@ func TestImportWatchListNotAuthorized(t *testing.T) {
 	r.wantError(t, http.StatusForbidden, "market_auth", "")
 	if msg, _ := r.body["message"].(string); !strings.Contains(msg, "Link your marketplace account") {
 		t.Errorf("message = %q, want it to say what to do", msg)
+	}
+}
+
+// explainedRefusal is a marketplace refusal with an explanation for the
+// user (market.Explainer), as eBay's invalid_client is.
+type explainedRefusal struct{}
+
+func (explainedRefusal) Error() string   { return "invalid_client: " + market.ErrNotAuthorized.Error() }
+func (explainedRefusal) Unwrap() error   { return market.ErrNotAuthorized }
+func (explainedRefusal) Explain() string { return "the operator must check the application keys" }
+
+// TestLookupsNotAuthorized: lookups and searches the marketplace refuses
+// (eBay refusing this server's application keys) are a 403 market_auth
+// with the marketplace's explanation, not a 500 internal error.
+func TestLookupsNotAuthorized(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	it := b.item()
+	b.market.refuseLookups(explainedRefusal{})
+	for _, r := range []resp{
+		b.call("getSearchResults", "query", "camera"),
+		b.call("addBid", "item_no", strconv.FormatInt(it.ItemNo, 10), "bid", "500"),
+	} {
+		r.wantError(t, http.StatusForbidden, "market_auth", "")
+		if msg, _ := r.body["message"].(string); msg != "the operator must check the application keys" {
+			t.Errorf("message = %q, want the marketplace's explanation", msg)
+		}
 	}
 }
 

@@ -130,6 +130,9 @@ func (h *searchHandler) results(w http.ResponseWriter, r *http.Request, c *call)
 		if market.Transient(err) {
 			return httperr.Unavailable("the marketplace is temporarily unavailable; try again shortly", err)
 		}
+		if errors.Is(err, market.ErrNotAuthorized) {
+			return marketAuthError(err)
+		}
 		return httperr.Internal(fmt.Errorf("market search: %w", err))
 	}
 	if len(found) > maxSearchResult {
