@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -254,4 +255,27 @@ func openMarket(ctx context.Context, p marketParams) (*servedMarket, error) {
 	}
 	bind(ad)
 	return &servedMarket{Market: ad, ebay: ad, links: links, describe: describe}, nil
+}
+
+// keyCheckTimeout bounds serve's start-up check of the eBay keys.
+const keyCheckTimeout = time.Minute
+
+// checkKeys asks eBay once, in the background, whether it accepts the
+// application's keys, and says in the log when it does not: otherwise wrong
+// keys show only when a user's first search fails. Serve starts either way
+// (eBay may just be down). Nothing to check on the simulator.
+func (m *servedMarket) checkKeys(ctx context.Context, log *slog.Logger) {
+	if m.ebay == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, keyCheckTimeout)
+	defer cancel()
+	switch err := m.ebay.CheckKeys(ctx); {
+	case err == nil:
+		log.Info("eBay accepted the application's keys")
+	case errors.Is(err, market.ErrNotAuthorized):
+		log.Error("eBay refused the application's keys: no item can be looked up and no snipe can bid until they are fixed (--ebay-client-id, "+envEBaySecret+", --ebay-env)", "err", err)
+	case !errors.Is(ctx.Err(), context.Canceled): // not serve stopping
+		log.Warn("could not check the eBay application's keys at start", "err", err)
+	}
 }

@@ -234,6 +234,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if mkt.sim != nil {
 		wg.Go(func() { mkt.sim.Run(runCtx) })
 	}
+	wg.Go(func() { mkt.checkKeys(runCtx, log) })
 	if c.runSniper {
 		wg.Go(func() {
 			if err := snp.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {

@@ -378,6 +378,16 @@ func TestInvalidClient(t *testing.T) {
 	if !errors.Is(err, market.ErrNotAuthorized) || !strings.Contains(err.Error(), "invalid_client") {
 		t.Errorf("Item with a wrong secret = %v, want ErrNotAuthorized naming invalid_client", err)
 	}
+	if err := b.ad.CheckKeys(b.ctx); !errors.Is(err, market.ErrNotAuthorized) || market.Explain(err) == "" {
+		t.Errorf("CheckKeys with a wrong secret = %v, want ErrNotAuthorized with an explanation", err)
+	}
+	good := setup(t)
+	if err := good.ad.CheckKeys(good.ctx); err != nil {
+		t.Errorf("CheckKeys with the right keys = %v", err)
+	}
+	if n := good.count("POST /identity/v1/oauth2/token client_credentials"); n != 1 {
+		t.Errorf("CheckKeys made %d application token calls, want 1", n)
+	}
 }
 
 // TestRevokedAccessToken: a 401 on a call drops the access token and the

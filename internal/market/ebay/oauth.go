@@ -190,6 +190,15 @@ func (a *Adapter) appAccess(ctx context.Context) (string, error) {
 	return v, err
 }
 
+// CheckKeys asks eBay for an application token, which proves the client id
+// and secret work in this environment. Serve calls it once at start, so
+// that wrong keys show in the log before the first search fails; the token
+// is kept for the calls that follow.
+func (a *Adapter) CheckKeys(ctx context.Context) error {
+	_, err := a.appAccess(ctx)
+	return err
+}
+
 // userAccess returns a valid access token for user, refreshing it from the
 // user's refresh token when needed; one refresh per user is in flight.
 func (a *Adapter) userAccess(ctx context.Context, user string) (string, error) {
