@@ -50,7 +50,7 @@ func (h *marketHandler) connect(w http.ResponseWriter, r *http.Request, c *call)
 	}
 	u, expires, err := l.Start(c.acct)
 	if errors.Is(err, marketlink.ErrNoConsent) {
-		return httperr.Conflict(fmt.Sprintf("This server is not set up for %s's consent page (it needs --ebay-runame), so only the operator can link accounts: sniped account link --name %s --refresh-token-file FILE.", l.MarketName(), c.acct.Name))
+		return httperr.Conflict(fmt.Sprintf("This server is not set up for %s's consent page (it needs --ebay-runame), so only the operator can link accounts: %s.", l.MarketName(), l.LinkCommand(c.acct.Name)))
 	}
 	if err != nil {
 		return httperr.Internal(err)

@@ -54,6 +54,19 @@ func ebayMarketID(env, apiURL string) (string, error) {
 	return api, nil
 }
 
+// linkFlags are the flags of `sniped account link` that make a link for
+// the eBay API URL api (ebayMarketID's inverse). A custom URL is left as a
+// placeholder: the message reaches users, who need not see hosts.
+func linkFlags(api string) string {
+	switch api {
+	case ebay.SandboxAPIURL:
+		return ""
+	case ebay.ProductionAPIURL:
+		return "--ebay-env production"
+	}
+	return "--ebay-api-url URL"
+}
+
 // linkSetup is what the account links of --market ebay are made of.
 type linkSetup struct {
 	Store store.Store
@@ -71,7 +84,7 @@ type linkSetup struct {
 func ebayLinks(c linkSetup) (links *marketlink.Links, bind func(*ebay.Adapter), err error) {
 	consent := &ebayConsent{}
 	cfg := marketlink.Config{Store: c.Store, Key: c.Key, Market: c.MarketID, MarketName: "eBay",
-		Changed: func(user string) { consent.forget(user) }}
+		LinkFlags: linkFlags(c.MarketID), Changed: func(user string) { consent.forget(user) }}
 	if c.RuName != "" {
 		cfg.Consent = consent
 	}

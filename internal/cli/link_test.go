@@ -222,3 +222,24 @@ func TestServeEBaySecretKey(t *testing.T) {
 		})
 	}
 }
+
+// TestLinkFlags: the command the link messages name makes a link for the
+// environment serve runs on.
+func TestLinkFlags(t *testing.T) {
+	tests := []struct {
+		env, apiURL, want string
+	}{
+		{"sandbox", "", ""},
+		{"production", "", "--ebay-env production"},
+		{"sandbox", "http://127.0.0.1:9090", "--ebay-api-url URL"},
+	}
+	for _, tt := range tests {
+		api, err := ebayMarketID(tt.env, tt.apiURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := linkFlags(api); got != tt.want {
+			t.Errorf("linkFlags(%q) = %q, want %q", api, got, tt.want)
+		}
+	}
+}

@@ -60,6 +60,10 @@ type Config struct {
 	// Changed, when set, is told after a user's link changed or was
 	// removed, so that cached access tokens of the old link are dropped.
 	Changed func(user string)
+	// LinkFlags are the flags `sniped account link` needs to make a link
+	// for Market (e.g. "--ebay-env production"), named in HowToLink so
+	// that an operator who copies the command makes a usable link.
+	LinkFlags string
 	// Clock defaults to clock.Real.
 	Clock clock.Clock
 	// StateTTL defaults to DefaultStateTTL.
@@ -120,8 +124,17 @@ var _ market.Explainer = (*Error)(nil)
 
 // HowToLink is the sentence that tells the user of account name how to link.
 func (l *Links) HowToLink(name string) string {
-	return fmt.Sprintf("Link your %s account in the dashboard (Connect %s) or ask the operator to run \"sniped account link --name %s --refresh-token-file FILE\".",
-		l.cfg.MarketName, l.cfg.MarketName, name)
+	return fmt.Sprintf("Link your %s account in the dashboard (Connect %s) or ask the operator to run \"%s\".",
+		l.cfg.MarketName, l.cfg.MarketName, l.LinkCommand(name))
+}
+
+// LinkCommand is the operator's command that links account name.
+func (l *Links) LinkCommand(name string) string {
+	cmd := "sniped account link --name " + name + " --refresh-token-file FILE"
+	if l.cfg.LinkFlags != "" {
+		cmd += " " + l.cfg.LinkFlags
+	}
+	return cmd
 }
 
 // aad binds a sealed token to its account and marketplace: a ciphertext

@@ -366,3 +366,22 @@ func TestNoConsentFlow(t *testing.T) {
 		t.Errorf("New without a key succeeded")
 	}
 }
+
+// TestHowToLinkNamesFlags: the operator's command in the link messages
+// carries the flags that make a link for this server's environment.
+func TestHowToLinkNamesFlags(t *testing.T) {
+	b := setup(t)
+	l, err := marketlink.New(marketlink.Config{Store: b.st, Key: b.key, Market: "https://api.ebay.com",
+		MarketName: "eBay", LinkFlags: "--ebay-env production"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"sniped account link --name alice --refresh-token-file FILE --ebay-env production"`
+	if got := l.HowToLink("alice"); !strings.Contains(got, want) {
+		t.Errorf("HowToLink = %q, want it to contain %s", got, want)
+	}
+	_, err = l.RefreshToken(b.ctx, "alice")
+	if got := market.Explain(err); !strings.Contains(got, want) {
+		t.Errorf("RefreshToken of an unlinked account explains %q, want it to contain %s", got, want)
+	}
+}
