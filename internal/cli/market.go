@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,8 +74,7 @@ func (m *marketConfig) check() error {
 		if u == "" {
 			continue
 		}
-		p, err := url.Parse(u)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		if !ebay.HTTPURL(u) {
 			return usageErr("%s must be an absolute http(s) URL, not %q", name, u)
 		}
 	}

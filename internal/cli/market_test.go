@@ -160,7 +160,7 @@ func TestParseMarketServe(t *testing.T) {
 	if err != nil || c.addr != DefaultMarketAddr || c.data != DefaultMarketData || c.runames["sniped-RuName"] != "http://127.0.0.1:8080/market/callback" || c.clientID != "sniped-sim" {
 		t.Errorf("parseMarketServe = %+v, %v", c, err)
 	}
-	for _, args := range [][]string{{"--runame", "nourl"}, {"--sim-bidders", "x"}, {"--sim-items", "0"}, {"--client-id", ""}, {"stray"}} {
+	for _, args := range [][]string{{"--runame", "nourl"}, {"--runame", "x=127.0.0.1:8080/market/callback"}, {"--sim-bidders", "x"}, {"--sim-items", "0"}, {"--client-id", ""}, {"stray"}} {
 		if _, err := parseMarketServe(args, io.Discard); !errors.Is(err, errUsage) {
 			t.Errorf("parseMarketServe(%q) = %v, want a usage error", args, err)
 		}

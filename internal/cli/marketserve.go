@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/market/ebaysim"
 	"github.com/sniped/sniped/internal/market/sim"
 )
@@ -52,10 +53,10 @@ func runMarket(args []string, stderr io.Writer) error {
 	return runMarketServe(args[1:], stderr)
 }
 
-// runeNames is the repeatable --runame NAME=URL flag.
-type runeNames map[string]string
+// ruNames is the repeatable --runame NAME=URL flag.
+type ruNames map[string]string
 
-func (r runeNames) String() string {
+func (r ruNames) String() string {
 	var parts []string
 	for k, v := range r {
 		parts = append(parts, k+"="+v)
@@ -63,10 +64,10 @@ func (r runeNames) String() string {
 	return strings.Join(parts, ",")
 }
 
-func (r runeNames) Set(v string) error {
+func (r ruNames) Set(v string) error {
 	name, u, ok := strings.Cut(v, "=")
-	if !ok || name == "" || u == "" {
-		return errors.New("want NAME=URL, e.g. sniped-RuName=http://127.0.0.1:8080/market/callback")
+	if !ok || name == "" || !ebay.HTTPURL(u) {
+		return errors.New("want NAME=URL with an absolute http(s) URL, e.g. sniped-RuName=http://127.0.0.1:8080/market/callback")
 	}
 	r[name] = u
 	return nil
@@ -78,7 +79,7 @@ type marketServeConfig struct {
 	data       string
 	publicURL  string
 	clientID   string
-	runames    runeNames
+	runames    ruNames
 	marketSeed int64
 	simItems   int
 	simBidders string
@@ -88,7 +89,7 @@ type marketServeConfig struct {
 }
 
 func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error) {
-	c := marketServeConfig{runames: runeNames{}}
+	c := marketServeConfig{runames: ruNames{}}
 	fs := flag.NewFlagSet("sniped market serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", DefaultMarketAddr, "address to listen on; port 0 picks a free port")

@@ -153,8 +153,7 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, errors.New("ebay: the application's client secret (Cert ID) is required")
 	}
 	for name, u := range map[string]string{"API URL": cfg.APIURL, "auth URL": cfg.AuthURL} {
-		p, err := url.Parse(u)
-		if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+		if !HTTPURL(u) {
 			return nil, fmt.Errorf("ebay: the %s must be an absolute http(s) URL, not %q", name, u)
 		}
 	}
@@ -224,6 +223,13 @@ func New(cfg Config) (*Adapter, error) {
 		}
 	}
 	return a, nil
+}
+
+// HTTPURL reports whether s is an absolute http(s) URL with a host, as the
+// API and consent hosts (and the accept URLs of RuNames) must be.
+func HTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // Marketplace is the X-EBAY-C-MARKETPLACE-ID the adapter bids on.

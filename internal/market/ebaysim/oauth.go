@@ -186,7 +186,7 @@ func (s *Server) MintRefreshToken(user string) (string, time.Time, error) {
 // SetRuName registers (or moves) an RuName's accept URL, as eBay's
 // developer portal does.
 func (s *Server) SetRuName(name, acceptURL string) error {
-	if name == "" || !absoluteURL(acceptURL) {
+	if name == "" || !ebay.HTTPURL(acceptURL) {
 		return fmt.Errorf("ebaysim: an RuName needs a name and an absolute http(s) accept URL, not %q", acceptURL)
 	}
 	s.mu.Lock()
@@ -214,7 +214,7 @@ func (s *Server) authAccess(w http.ResponseWriter, r *http.Request) (grant, bool
 	g, ok := s.access[hash(bearer(r))]
 	s.mu.Unlock()
 	if !ok || s.clk.Now().After(g.Expiry) {
-		writeErrors(w, http.StatusUnauthorized, apiError{ErrorID: 1001, Domain: "OAuth", Category: "REQUEST",
+		writeErrors(w, http.StatusUnauthorized, ebay.ErrorDetail{ErrorID: 1001, Domain: "OAuth", Category: "REQUEST",
 			Message: "Invalid access token", LongMessage: "Invalid access token. Check the value of the Authorization HTTP request header."})
 		return grant{}, false
 	}
@@ -223,7 +223,7 @@ func (s *Server) authAccess(w http.ResponseWriter, r *http.Request) (grant, bool
 
 // insufficient writes eBay's 403 (errorId 1100).
 func insufficient(w http.ResponseWriter) {
-	writeErrors(w, http.StatusForbidden, apiError{ErrorID: 1100, Domain: "ACCESS", Category: "REQUEST",
+	writeErrors(w, http.StatusForbidden, ebay.ErrorDetail{ErrorID: 1100, Domain: "ACCESS", Category: "REQUEST",
 		Message: "Insufficient permissions to fulfill the request."})
 }
 
@@ -236,7 +236,7 @@ func (s *Server) acceptURL(ru string) (string, bool) {
 	if ok {
 		return u, true
 	}
-	if absoluteURL(ru) {
+	if ebay.HTTPURL(ru) {
 		return ru, true
 	}
 	return "", false

@@ -14,12 +14,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/market/sim"
 )
 
@@ -94,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	for name, u := range cfg.RuNames {
-		if !absoluteURL(u) {
+		if !ebay.HTTPURL(u) {
 			return nil, fmt.Errorf("ebaysim: the accept URL of RuName %q must be an absolute http(s) URL, not %q", name, u)
 		}
 	}
@@ -133,7 +133,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/sim/runame", s.simRuName)
 	mux.Handle("/sim/", s.ctrl)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeErrors(w, http.StatusNotFound, apiError{ErrorID: 2002, Domain: "API_ROUTING", Category: "REQUEST",
+		writeErrors(w, http.StatusNotFound, ebay.ErrorDetail{ErrorID: 2002, Domain: "API_ROUTING", Category: "REQUEST",
 			Message: "Resource not found", LongMessage: "No eBay-shaped endpoint at " + r.URL.Path + "; see docs/ebay.md."})
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -152,23 +152,8 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// apiError is one entry of eBay's REST error envelope.
-type apiError struct {
-	ErrorID     int          `json:"errorId"`
-	Domain      string       `json:"domain"`
-	Category    string       `json:"category"`
-	Message     string       `json:"message"`
-	LongMessage string       `json:"longMessage,omitempty"`
-	Parameters  []errorParam `json:"parameters,omitempty"`
-}
-
-type errorParam struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-func writeErrors(w http.ResponseWriter, status int, errs ...apiError) {
-	writeJSON(w, status, map[string]any{"errors": errs})
+func writeErrors(w http.ResponseWriter, status int, errs ...ebay.ErrorDetail) {
+	writeJSON(w, status, ebay.ErrorResponse{Errors: errs})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -178,13 +163,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v) // the client may have gone
 }
 
-func internalError(domain string) apiError {
-	return apiError{ErrorID: 120000, Domain: domain, Category: "APPLICATION", Message: "There was a problem with an eBay internal system or process. Contact eBay developer support for assistance."}
-}
-
-func absoluteURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+func internalError(domain string) ebay.ErrorDetail {
+	return ebay.ErrorDetail{ErrorID: 120000, Domain: domain, Category: "APPLICATION", Message: "There was a problem with an eBay internal system or process. Contact eBay developer support for assistance."}
 }
 
 // bearer returns the access token of a request's Authorization header.
