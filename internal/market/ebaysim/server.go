@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/httperr"
 	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/market/sim"
 )
@@ -128,9 +129,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /buy/offer/v1_beta/bidding/{item_id}/place_proxy_bid", s.placeProxyBid)
 	mux.HandleFunc("GET /buy/offer/v1_beta/bidding/{item_id}", s.getBidding)
 	mux.HandleFunc("POST /ws/api.dll", s.trading)
-	mux.HandleFunc("/sim/token", s.simToken)
-	mux.HandleFunc("/sim/watch", s.simWatch)
-	mux.HandleFunc("/sim/runame", s.simRuName)
+	mux.HandleFunc("/sim/token", s.withClient(s.simToken))
+	mux.Handle("/sim/watch", httperr.Handler(s.log, s.simWatch))
+	mux.HandleFunc("/sim/runame", s.withClient(s.simRuName))
 	mux.Handle("/sim/", s.ctrl)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeErrors(w, http.StatusNotFound, ebay.ErrorDetail{ErrorID: 2002, Domain: "API_ROUTING", Category: "REQUEST",
