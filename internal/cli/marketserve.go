@@ -106,23 +106,32 @@ func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
-	switch c.simBidders {
-	case "off", "low", "normal", "high":
-	default:
-		return c, usageErr("--sim-bidders must be off, low, normal or high, not %q", c.simBidders)
-	}
-	switch c.simControl {
-	case "auto", "on", "off":
-	default:
-		return c, usageErr("--sim-control must be auto, on or off, not %q", c.simControl)
-	}
-	if c.simItems < 1 {
-		return c, usageErr("--sim-items must be at least 1")
+	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems); err != nil {
+		return c, err
 	}
 	if c.clientID == "" {
 		return c, usageErr("--client-id must not be empty")
 	}
 	return c, nil
+}
+
+// checkSimFlags checks the simulator's flags, which serve (--market sim)
+// and market serve share.
+func checkSimFlags(bidders, control string, items int) error {
+	switch bidders {
+	case "off", "low", "normal", "high":
+	default:
+		return usageErr("--sim-bidders must be off, low, normal or high, not %q", bidders)
+	}
+	switch control {
+	case "auto", "on", "off":
+	default:
+		return usageErr("--sim-control must be auto, on or off, not %q", control)
+	}
+	if items < 1 {
+		return usageErr("--sim-items must be at least 1")
+	}
+	return nil
 }
 
 func runMarketServe(args []string, stderr io.Writer) error {

@@ -89,18 +89,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return c, usageErr("--rate-limit must be >= 0 and --rate-burst >= 1")
 	}
-	switch c.simBidders {
-	case "off", "low", "normal", "high":
-	default:
-		return c, usageErr("--sim-bidders must be off, low, normal or high, not %q", c.simBidders)
-	}
-	switch c.simControl {
-	case "auto", "on", "off":
-	default:
-		return c, usageErr("--sim-control must be auto, on or off, not %q", c.simControl)
-	}
-	if c.simItems < 1 {
-		return c, usageErr("--sim-items must be at least 1")
+	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems); err != nil {
+		return c, err
 	}
 	return c, nil
 }
