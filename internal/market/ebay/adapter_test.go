@@ -294,8 +294,8 @@ func TestWatchList(t *testing.T) {
 		t.Errorf("WatchList lacks the watched item %d", no)
 	}
 	b.sim.DenyUser("bob", true)
-	if _, err := b.ad.WatchList(b.ctx, "bob"); !errors.Is(err, market.ErrNotAuthorized) {
-		t.Errorf("WatchList of a refused user = %v, want ErrNotAuthorized", err)
+	if _, err := b.ad.WatchList(b.ctx, "bob"); !errors.Is(err, market.ErrNotAuthorized) || !strings.Contains(market.Explain(err), "Connect eBay") {
+		t.Errorf("WatchList of a refused user = %v (explained %q), want ErrNotAuthorized saying how to connect eBay again", err, market.Explain(err))
 	}
 }
 

@@ -29,6 +29,15 @@ type tokenAnswer struct {
 // relinkHint says how a user links (or relinks) their eBay account.
 const relinkHint = `connect eBay again from the dashboard ("Connect eBay"), or have the operator run "sniped account link"`
 
+// brokenLink is the market-auth error of a user whose eBay link no longer
+// works (what says so: cause), with what to do for the user.
+func brokenLink(user, cause string) error {
+	return &explained{
+		err:     fmt.Errorf("the eBay link of %s is broken: %s (expired or revoked); %s: %w", user, cause, relinkHint, market.ErrNotAuthorized),
+		explain: "Your eBay link is broken: eBay no longer accepts its token (it expired or was revoked). To bid again, " + relinkHint + ".",
+	}
+}
+
 // AuthorizeURL is the consent page a user visits to let sniped bid for
 // them: {auth}/oauth2/authorize with the client id, the RuName as
 // redirect_uri, and state echoed back to the accept URL.
@@ -231,10 +240,7 @@ func (a *Adapter) userAccess(ctx context.Context, user string) (string, error) {
 		})
 		if err != nil {
 			if errors.Is(err, errInvalidGrant) {
-				return "", &explained{
-					err:     fmt.Errorf("the eBay link of %s is broken: eBay refused its refresh token (expired or revoked); %s: %w", user, relinkHint, market.ErrNotAuthorized),
-					explain: "Your eBay link is broken: eBay no longer accepts its token (it expired or was revoked). To bid again, " + relinkHint + ".",
-				}
+				return "", brokenLink(user, "eBay refused its refresh token")
 			}
 			return "", err
 		}
