@@ -96,7 +96,7 @@ func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error
 	fs.StringVar(&c.data, "data", DefaultMarketData, "data folder: sim.db (the marketplace) and tokens.json (refresh token hashes)")
 	fs.StringVar(&c.publicURL, "public-url", "", "URL clients use to reach this server, for image links (default http://ADDR)")
 	fs.StringVar(&c.clientID, "client-id", ebaysim.DefaultClientID, "client id of the one application accepted (its secret: env "+envMarketSecret+", or "+ebaysim.DefaultClientSecret+")")
-	fs.Var(c.runames, "runame", "an RuName and its accept URL, NAME=URL (repeatable); a redirect_uri that is an absolute URL is accepted as is")
+	fs.Var(c.runames, "runame", "an RuName and its accept URL, NAME=URL (repeatable); the consent page accepts only registered RuNames (also /sim/runame)")
 	fs.Int64Var(&c.marketSeed, "market-seed", sim.DefaultSeed, "seed of the generated catalogue (used on first start)")
 	fs.IntVar(&c.simItems, "sim-items", sim.DefaultItems, "live auctions to generate on first start")
 	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "rival bidding activity: off, low, normal or high")

@@ -227,19 +227,15 @@ func insufficient(w http.ResponseWriter) {
 		Message: "Insufficient permissions to fulfill the request."})
 }
 
-// acceptURL maps a redirect_uri (an RuName, or an absolute URL) to the
-// URL the browser is sent back to.
+// acceptURL maps a redirect_uri, which must be a registered RuName as on
+// eBay, to the URL the browser is sent back to. Only the application's
+// credentials register one (--runame, /sim/runame), so the consent page
+// never redirects, or hands a code, to a URL a stranger chose.
 func (s *Server) acceptURL(ru string) (string, bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	u, ok := s.runames[ru]
-	s.mu.Unlock()
-	if ok {
-		return u, true
-	}
-	if ebay.HTTPURL(ru) {
-		return ru, true
-	}
-	return "", false
+	return u, ok
 }
 
 var consentPage = template.Must(template.New("consent").Parse(`<!doctype html>
@@ -276,7 +272,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	accept, ok := s.acceptURL(q.Get("redirect_uri"))
 	if !ok {
-		fail("redirect_uri must be a registered RuName (sniped market serve --runame NAME=URL) or an absolute http(s) URL")
+		fail("redirect_uri must be a registered RuName (sniped market serve --runame NAME=URL, or /sim/runame)")
 		return
 	}
 	if q.Get("response_type") != "code" {
@@ -324,7 +320,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if u, err := url.Parse(accept); err == nil {
 		formAction += " " + u.Scheme + "://" + u.Host
 	}
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction)
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'; form-action "+formAction)
 	w.Header().Set("X-Frame-Options", "DENY")
 	_ = consentPage.Execute(w, data)
 }

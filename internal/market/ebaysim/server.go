@@ -45,8 +45,8 @@ type Config struct {
 	// (defaults DefaultClientID, DefaultClientSecret).
 	ClientID     string
 	ClientSecret string
-	// RuNames maps each RuName to its accept URL. A redirect_uri that is
-	// itself an absolute http(s) URL is accepted as its own accept URL.
+	// RuNames maps each RuName to its accept URL; the consent page accepts
+	// no other redirect_uri (SetRuName adds more).
 	RuNames map[string]string
 	// TokenFile keeps refresh tokens (as SHA-256 hashes) across restarts;
 	// "" keeps them in memory only. Access tokens always live in memory.
