@@ -42,6 +42,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Notifier may be nil.
 	Notifier Notifier
+	// ClockOffset, when set, is the marketplace clock minus Clock (the
+	// sniper's measured offset, sniper.ClockOffset). Item end times are
+	// marketplace times: timeLeft, the current/completed filters and
+	// re-arming compare them with Clock corrected by it. Nil means 0.
+	ClockOffset func() time.Duration
 	// FetchAnyItem lets fetchItem look up any marketplace item, not only
 	// those in the caller's account (serve --fetch-any-item).
 	FetchAnyItem bool
@@ -194,6 +199,15 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 func unknownOperation() error {
 	return &httperr.Error{Status: http.StatusNotFound, Code: httperr.CodeUnknownOperation,
 		Message: "unknown operation; operation names are case-sensitive, see /openapi.json"}
+}
+
+// marketNow is the current time on the marketplace's clock, as well as
+// sniped knows it: the one "now" to compare with item end times.
+func (s *server) marketNow() time.Time {
+	if s.cfg.ClockOffset == nil {
+		return s.clock.Now()
+	}
+	return s.clock.Now().Add(s.cfg.ClockOffset())
 }
 
 // notify tells the Notifier about a changed snipe; nil-safe.

@@ -142,7 +142,7 @@ func (s *server) importWatchList(ctx context.Context, acct store.Account) (impor
 		if !errors.Is(err, store.ErrNotFound) {
 			return res, err
 		}
-		sn, created, err := s.cfg.Store.UpsertSnipe(ctx, acct.ID, it.ItemNo, store.SnipeChange{Item: snapshot(it)}, s.clock.Now())
+		sn, created, err := s.cfg.Store.UpsertSnipe(ctx, acct.ID, it.ItemNo, store.SnipeChange{Item: snapshot(it)}, s.marketNow())
 		switch {
 		case errors.Is(err, store.ErrConflict) || (err == nil && !created):
 			res.skipped++ // created meanwhile by addBid

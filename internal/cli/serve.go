@@ -164,7 +164,7 @@ func runServe(args []string, stderr io.Writer) error {
 	apiHandler := api.New(api.Config{
 		BaseContext: runCtx,
 		// metMkt is shared with the sniper: one set of call metrics.
-		Store: st, Market: metMkt, Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
+		Store: st, Market: metMkt, Clock: clk, ClockOffset: snp.ClockOffset, Logger: log.With("component", "api"), Notifier: notifier,
 		MarketLinks:  mkt.links,
 		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
 	})
