@@ -107,6 +107,7 @@ type Error struct {
 	Explanation string
 }
 
+// Error is the complete message.
 func (e *Error) Error() string { return e.Message }
 
 // Unwrap makes errors.Is(err, market.ErrNotAuthorized) hold.
