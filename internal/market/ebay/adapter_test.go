@@ -88,6 +88,54 @@ func TestItemCacheAndFresh(t *testing.T) {
 	if n := b.count(path); n != 3 {
 		t.Errorf("a lookup after the TTL made %d calls in all, want 3", n)
 	}
+
+	// In its last two minutes, and after its end, an item is never served
+	// from the cache: pre-flights and settlement must see eBay's latest.
+	soon := b.create(t, sim.NewItem{EndsIn: ebay.FreshWithin})
+	for range 2 {
+		if _, err := b.ad.Item(b.ctx, soon); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := b.count(path); n != 5 {
+		t.Errorf("2 lookups of an item ending within FreshWithin made %d calls in all, want 5", n)
+	}
+	// An answer cached before the last two minutes is not served in them,
+	// nor after the end, however long the TTL.
+	long := setup(t, func(o *options) { o.itemTTL = time.Hour })
+	later := long.create(t, sim.NewItem{EndsIn: ebay.FreshWithin + 20*time.Second})
+	for _, step := range []struct {
+		advance time.Duration
+		calls   int
+		ended   bool
+	}{{0, 1, false}, {0, 1, false}, {30 * time.Second, 2, false}, {2 * time.Minute, 3, true}} {
+		long.advance(t, step.advance)
+		it, err := long.ad.Item(long.ctx, later)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := long.count(path); n != step.calls || it.Ended != step.ended {
+			t.Errorf("after %v more: %d calls in all, ended %v; want %d, %v", step.advance, n, it.Ended, step.calls, step.ended)
+		}
+	}
+}
+
+// TestShotNeedsNoLookup: a bid in an auction's last seconds, after a
+// pre-flight looked the item up, sends no Browse call before
+// place_proxy_bid (the currency comes from the cache).
+func TestShotNeedsNoLookup(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	no := b.create(t, sim.NewItem{EndsIn: 5 * time.Second})
+	if _, err := b.ad.Item(b.ctx, no); err != nil { // the pre-flight
+		t.Fatal(err)
+	}
+	if _, err := b.ad.PlaceBid(b.ctx, "alice", no, 20_00); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count("GET /buy/browse/"); n != 1 {
+		t.Errorf("a pre-flight and a bid made %d Browse calls, want 1", n)
+	}
 }
 
 func TestSearch(t *testing.T) {
