@@ -84,7 +84,7 @@ type linkSetup struct {
 func ebayLinks(c linkSetup) (links *marketlink.Links, bind func(*ebay.Adapter), err error) {
 	consent := &ebayConsent{}
 	cfg := marketlink.Config{Store: c.Store, Key: c.Key, Market: c.MarketID, MarketName: "eBay",
-		LinkFlags: linkFlags(c.MarketID), Changed: func(user string) { consent.forget(user) }}
+		LinkFlags: linkFlags(c.MarketID)}
 	if c.RuName != "" {
 		cfg.Consent = consent
 	}
@@ -106,13 +106,4 @@ func (c *ebayConsent) ExchangeCode(ctx context.Context, code string) (marketlink
 		return marketlink.Token{}, err
 	}
 	return marketlink.Token{RefreshToken: t.RefreshToken, Expiry: t.RefreshExpiry, User: t.User}, nil
-}
-
-// forget drops the adapter's cached access token of user after the link
-// changed, so that an unlinked account stops bidding at once and a relink
-// to another eBay user never bids as the old one.
-func (c *ebayConsent) forget(user string) {
-	if c.a != nil {
-		c.a.ForgetUser(user)
-	}
 }

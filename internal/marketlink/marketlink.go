@@ -57,9 +57,6 @@ type Config struct {
 	// Consent runs the consent flow; nil when only operators link
 	// accounts (sniped account link).
 	Consent Consent
-	// Changed, when set, is told after a user's link changed or was
-	// removed, so that cached access tokens of the old link are dropped.
-	Changed func(user string)
 	// LinkFlags are the flags `sniped account link` needs to make a link
 	// for Market (e.g. "--ebay-env production"), named in HowToLink so
 	// that an operator who copies the command makes a usable link.
@@ -200,7 +197,6 @@ func (l *Links) Link(ctx context.Context, acct store.Account, t Token) error {
 	if err != nil {
 		return fmt.Errorf("link account %s: %w", acct.Name, err)
 	}
-	l.changed(acct.Name)
 	return nil
 }
 
@@ -209,14 +205,7 @@ func (l *Links) Unlink(ctx context.Context, acct store.Account) error {
 	if err := l.cfg.Store.DeleteMarketLink(ctx, acct.ID); err != nil {
 		return fmt.Errorf("unlink account %s: %w", acct.Name, err)
 	}
-	l.changed(acct.Name)
 	return nil
-}
-
-func (l *Links) changed(user string) {
-	if l.cfg.Changed != nil {
-		l.cfg.Changed(user)
-	}
 }
 
 // Status is an account's link as its user may see it (never the token).

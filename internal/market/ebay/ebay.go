@@ -140,6 +140,8 @@ var _ market.Market = (*Adapter)(nil)
 type token struct {
 	access string
 	expiry time.Time // local clock
+	// from is the tokenHash of the refresh token a user token came from.
+	from string
 }
 
 func (t token) valid(now time.Time) bool { return t.access != "" && now.Before(t.expiry) }

@@ -2,7 +2,9 @@ package ebay
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,29 +210,36 @@ func (a *Adapter) CheckKeys(ctx context.Context) error {
 	return err
 }
 
-// userAccess returns a valid access token for user, refreshing it from the
-// user's refresh token when needed; one refresh per user is in flight.
+// userAccess returns a valid access token for user. It reads user's link
+// (Links.RefreshToken) on every call, so that a link removed or replaced by
+// any process (sniped account unlink, another instance on a shared
+// database) stops the next call at once, and an access token is used only
+// while the refresh token it came from is still the link's. A refresh is
+// one per user in flight.
 func (a *Adapter) userAccess(ctx context.Context, user string) (string, error) {
-	now := a.clk.Now()
-	a.mu.Lock()
-	t := a.userTokens[user]
-	a.mu.Unlock()
-	if t.valid(now) {
-		return t.access, nil
+	if a.cfg.Links == nil {
+		return "", fmt.Errorf("ebay: no account links are configured, so %s cannot act on eBay: %w", user, market.ErrNotAuthorized)
 	}
-	return a.flight(ctx, "user:"+user, func(ctx context.Context) (string, error) {
+	rt, err := a.cfg.Links.RefreshToken(ctx, user)
+	if err != nil {
+		a.mu.Lock()
+		delete(a.userTokens, user) // no use keeping it: the link is gone
+		a.mu.Unlock()
+		return "", err
+	}
+	from := tokenHash(rt)
+	valid := func() (string, bool) {
 		a.mu.Lock()
 		t := a.userTokens[user]
 		a.mu.Unlock()
-		if t.valid(a.clk.Now()) {
-			return t.access, nil
-		}
-		if a.cfg.Links == nil {
-			return "", fmt.Errorf("ebay: no account links are configured, so %s cannot act on eBay: %w", user, market.ErrNotAuthorized)
-		}
-		rt, err := a.cfg.Links.RefreshToken(ctx, user)
-		if err != nil {
-			return "", err
+		return t.access, t.valid(a.clk.Now()) && t.from == from
+	}
+	if access, ok := valid(); ok {
+		return access, nil
+	}
+	return a.flight(ctx, "user:"+user+":"+from, func(ctx context.Context) (string, error) {
+		if access, ok := valid(); ok {
+			return access, nil // refreshed while this caller queued
 		}
 		start := a.clk.Now()
 		tok, err := a.tokenCall(ctx, url.Values{
@@ -245,10 +254,16 @@ func (a *Adapter) userAccess(ctx context.Context, user string) (string, error) {
 			return "", err
 		}
 		a.mu.Lock()
-		a.userTokens[user] = token{access: tok.AccessToken, expiry: expiry(start, tok.ExpiresIn)}
+		a.userTokens[user] = token{access: tok.AccessToken, expiry: expiry(start, tok.ExpiresIn), from: from}
 		a.mu.Unlock()
 		return tok.AccessToken, nil
 	})
+}
+
+// tokenHash names a refresh token in memory without keeping it.
+func tokenHash(rt string) string {
+	h := sha256.Sum256([]byte(rt))
+	return hex.EncodeToString(h[:])
 }
 
 // dropUserToken forgets user's access token after eBay refused it, so the
