@@ -174,7 +174,7 @@ func runMarketServe(args []string, stderr io.Writer) error {
 	defer s.Close()
 	srv, err := ebaysim.New(ebaysim.Config{
 		Sim: s, ClientID: c.clientID, ClientSecret: secret, RuNames: c.runames,
-		TokenFile: filepath.Join(c.data, "tokens.json"), Clock: clk, ClockSkew: c.simSkew, Logger: log.With("component", "ebaysim"),
+		TokenFile: filepath.Join(c.data, "tokens.json"), Clock: clk, Logger: log.With("component", "ebaysim"),
 	})
 	if err != nil {
 		return err

@@ -51,10 +51,10 @@ type Config struct {
 	// TokenFile keeps refresh tokens (as SHA-256 hashes) across restarts;
 	// "" keeps them in memory only. Access tokens always live in memory.
 	TokenFile string
-	// Clock is the local clock (default clock.Real); ClockSkew is the
-	// simulator's, so that answers' Date headers show marketplace time.
-	Clock     clock.Clock
-	ClockSkew time.Duration
+	// Clock is the local clock of token and code lifetimes (default
+	// clock.Real). Answers' Date headers show the simulator's own clock
+	// (Sim.MarketNow), skew included.
+	Clock clock.Clock
 	// Logger receives the server's log (default: discarded). Tokens are
 	// never logged.
 	Logger *slog.Logger
@@ -115,7 +115,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 // now is the marketplace's time.
-func (s *Server) now() time.Time { return s.clk.Now().Add(s.cfg.ClockSkew) }
+func (s *Server) now() time.Time { return s.sim.MarketNow() }
 
 // Handler serves every endpoint.
 func (s *Server) Handler() http.Handler {

@@ -39,7 +39,7 @@ func setup(t *testing.T, tokenFile string, skew time.Duration) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	srv, err := ebaysim.New(ebaysim.Config{Sim: s, Clock: clk, ClockSkew: skew, TokenFile: tokenFile,
+	srv, err := ebaysim.New(ebaysim.Config{Sim: s, Clock: clk, TokenFile: tokenFile,
 		RuNames: map[string]string{"ru": "http://app.test/market/callback?x=1"}})
 	if err != nil {
 		t.Fatal(err)
