@@ -70,6 +70,11 @@ func (b *bundle) callback(method, query string) (status int, outcome string) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
+	b.mu.Lock()
+	for _, c := range b.flowCookies {
+		req.AddCookie(c)
+	}
+	b.mu.Unlock()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := client.Do(req)
 	if err != nil {
@@ -83,11 +88,28 @@ func (b *bundle) callback(method, query string) (status int, outcome string) {
 	return res.StatusCode, loc.Query().Get("market")
 }
 
-// startFlow calls connectMarketAccount with key k and returns the state.
+// startFlow calls connectMarketAccount with key k and returns the state;
+// the flow's cookie is kept for callback, as a browser keeps it.
 func (b *bundle) startFlow(k string) string {
 	b.t.Helper()
 	r := b.callKey(k, "connectMarketAccount")
 	r.wantOK(b.t)
+	res := http.Response{Header: r.header}
+	var cookie *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == "sniped_market_flow" {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode || cookie.Path != "/market/callback" || cookie.MaxAge <= 0 || cookie.Value == "" {
+		b.t.Fatalf("connectMarketAccount set the flow cookie %+v, want an HttpOnly, SameSite=Lax cookie for /market/callback only", cookie)
+	}
+	if strings.Contains(str(b.t, r.body, "authorize_url"), cookie.Value) {
+		b.t.Errorf("the consent page's URL holds the flow's binding")
+	}
+	b.mu.Lock()
+	b.flowCookies = append(b.flowCookies, &http.Cookie{Name: cookie.Name, Value: cookie.Value})
+	b.mu.Unlock()
 	u, err := url.Parse(str(b.t, r.body, "authorize_url"))
 	if err != nil || u.Query().Get("state") == "" {
 		b.t.Fatalf("authorize_url = %q, want the consent page with a state", r.body["authorize_url"])
@@ -167,7 +189,11 @@ func TestMarketAccountLinkFlow(t *testing.T) {
 		t.Errorf("getMarketAccount after unlink = %s", r.raw)
 	}
 
-	for _, secret := range []string{refreshToken, "code-1", state, url.QueryEscape(state)} {
+	secrets := []string{refreshToken, "code-1", state, url.QueryEscape(state)}
+	for _, c := range b.flowCookies {
+		secrets = append(secrets, c.Value)
+	}
+	for _, secret := range secrets {
 		if strings.Contains(b.logs.String(), secret) {
 			t.Errorf("the log holds %q:\n%s", secret, b.logs.String())
 		}
@@ -200,6 +226,24 @@ func TestMarketCallbackRefusals(t *testing.T) {
 			b.clock.Advance(marketlink.DefaultStateTTL + time.Second)
 			return "code=good&state=" + url.QueryEscape(s)
 		}, "expired"},
+		{"consent page opened in another browser", func(b *bundle) string {
+			// Someone starts a flow for their account (bob) and gets
+			// alice to agree on its consent page: her browser lacks bob's
+			// flow cookie, so nothing is exchanged or linked.
+			s := b.startFlow(b.otherKey)
+			b.mu.Lock()
+			b.flowCookies = nil
+			b.mu.Unlock()
+			return "code=good&state=" + url.QueryEscape(s)
+		}, "other_browser"},
+		{"another flow's cookie", func(b *bundle) string {
+			s := b.startFlow(b.otherKey)
+			b.mu.Lock()
+			b.flowCookies = nil
+			b.mu.Unlock()
+			b.startFlow(b.paidKey) // alice's own flow, in her browser
+			return "code=good&state=" + url.QueryEscape(s)
+		}, "other_browser"},
 		{"exchange refused", func(b *bundle) string {
 			return "code=unknown&state=" + url.QueryEscape(b.startFlow(b.paidKey))
 		}, "failed"},

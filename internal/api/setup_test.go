@@ -34,14 +34,17 @@ var t0 = time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
 
 // bundle is everything one test needs.
 type bundle struct {
-	t       *testing.T
-	srv     *httptest.Server
-	store   store.Store
-	market  *gatedSim
-	clock   *clock.Fake
-	paid    store.Account
-	paidKey string
-	other   store.Account
+	t *testing.T
+	// mu guards flowCookies, the consent flow cookies a browser would keep.
+	mu          sync.Mutex
+	flowCookies []*http.Cookie
+	srv         *httptest.Server
+	store       store.Store
+	market      *gatedSim
+	clock       *clock.Fake
+	paid        store.Account
+	paidKey     string
+	other       store.Account
 	// otherKey belongs to a second paid account, for cross-account checks.
 	otherKey string
 	freeKey  string
