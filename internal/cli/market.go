@@ -225,6 +225,11 @@ func openMarket(ctx context.Context, p marketParams) (*servedMarket, error) {
 		return nil, errors.New("open the eBay marketplace: the keys were not loaded (loadMarketKeys)")
 	}
 	api, auth := m.hosts()
+	if _, err := os.Stat(filepath.Join(c.store.data, "sim.db")); err == nil {
+		// Snipes are stored by item number: those made on the simulator
+		// would now be looked up, and bid on, on eBay.
+		p.log.Warn("this data folder was used with --market sim: snipes made there are on the simulator's item numbers, which --market ebay looks up (and bids on) on eBay; give each marketplace its own --data folder", "data", c.store.data)
+	}
 	if m.ruName == "" {
 		p.log.Warn("no --ebay-runame: accounts cannot be connected through eBay's consent page", "accept_url", p.base+"/market/callback")
 	}

@@ -169,3 +169,33 @@ func TestParseMarketServe(t *testing.T) {
 		t.Errorf("market without a subcommand = %v, want a usage error", err)
 	}
 }
+
+// TestEBayWarnsOfSimulatorData: --market ebay on a data folder the
+// simulator used says that its snipes are on the simulator's item numbers.
+func TestEBayWarnsOfSimulatorData(t *testing.T) {
+	t.Setenv(envEBaySecret, "s")
+	t.Setenv(secret.EnvVar, "")
+	for _, used := range []bool{false, true} {
+		data := t.TempDir()
+		if used {
+			writeFile(t, data, "sim.db", "")
+		}
+		c, err := parseServe([]string{"--market", "ebay", "--ebay-client-id", "app", "--data", data}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := sqlite.Open(context.Background(), filepath.Join(data, storeFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logs strings.Builder
+		_, err = openEBay(c, slog.New(slog.NewTextHandler(&logs, nil)), st)
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(logs.String(), "used with --market sim"); got != used {
+			t.Errorf("simulator data present %v: warned %v\n%s", used, got, logs.String())
+		}
+	}
+}
