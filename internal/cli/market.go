@@ -122,18 +122,14 @@ func (m *marketConfig) clientSecret(log *slog.Logger) (string, error) {
 	if env != "" {
 		return "", usageErr("the eBay client secret is set twice: use %s or --ebay-client-secret-file, not both", envEBaySecret)
 	}
-	fi, err := os.Stat(m.secretFile)
+	text, exposed, err := secret.ReadFile(m.secretFile)
 	if err != nil {
 		return "", fmt.Errorf("--ebay-client-secret-file: %w", err)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
+	if exposed {
 		log.Warn("the eBay client secret file is readable by other users; chmod 600 it", "file", m.secretFile)
 	}
-	b, err := os.ReadFile(m.secretFile)
-	if err != nil {
-		return "", fmt.Errorf("--ebay-client-secret-file: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
+	return text, nil
 }
 
 // servedMarket is the marketplace `sniped serve` runs on.
