@@ -27,6 +27,19 @@ func (s *Server) offerAuth(w http.ResponseWriter, r *http.Request) (string, bool
 	return g.User, true
 }
 
+// offerCall checks an Offer call's user token and reads its {item_id};
+// false when it answered the call with eBay's error.
+func (s *Server) offerCall(w http.ResponseWriter, r *http.Request) (user string, itemNo int64, ok bool) {
+	if user, ok = s.offerAuth(w, r); !ok {
+		return "", 0, false
+	}
+	if itemNo, ok = itemNoOf(r.PathValue("item_id")); !ok {
+		writeErrors(w, http.StatusNotFound, offerError(11001, "The specified item ID was not found."))
+		return "", 0, false
+	}
+	return user, itemNo, true
+}
+
 func offerError(id int, msg string) ebay.ErrorDetail {
 	return ebay.ErrorDetail{ErrorID: id, Domain: "API_OFFER", Category: "REQUEST", Message: msg}
 }
@@ -69,13 +82,8 @@ func offerFailure(w http.ResponseWriter, err error) {
 
 // placeProxyBid is POST /buy/offer/v1_beta/bidding/{item_id}/place_proxy_bid.
 func (s *Server) placeProxyBid(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.offerAuth(w, r)
+	user, no, ok := s.offerCall(w, r)
 	if !ok {
-		return
-	}
-	no, ok := itemNoOf(r.PathValue("item_id"))
-	if !ok {
-		writeErrors(w, http.StatusNotFound, ebay.ErrorDetail{ErrorID: 11001, Domain: "API_OFFER", Category: "REQUEST", Message: "The specified item ID was not found."})
 		return
 	}
 	var req ebay.PlaceProxyBidRequest
@@ -115,13 +123,8 @@ func (s *Server) placeProxyBid(w http.ResponseWriter, r *http.Request) {
 // highBidder stays true for a leader below the reserve, with
 // reservePriceMet false, so the two losses can be told apart.
 func (s *Server) getBidding(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.offerAuth(w, r)
+	user, no, ok := s.offerCall(w, r)
 	if !ok {
-		return
-	}
-	no, ok := itemNoOf(r.PathValue("item_id"))
-	if !ok {
-		writeErrors(w, http.StatusNotFound, ebay.ErrorDetail{ErrorID: 11001, Domain: "API_OFFER", Category: "REQUEST", Message: "The specified item ID was not found."})
 		return
 	}
 	bs, err := s.sim.BidState(r.Context(), user, no)
