@@ -110,7 +110,7 @@ func (a *Adapter) apiError(api string, ans answer) error {
 		return &explained{
 			err: fmt.Errorf("eBay refused the call (403, error %d %q): the eBay application lacks Offer API approval, a Limited Release that eBay grants on request (see docs/ebay.md); the sandbox needs no approval: %w",
 				first.ErrorID, text, market.ErrNotAuthorized),
-			explain: "eBay refused the bid because this sniped's eBay application lacks Offer API approval (403, Insufficient permissions); the operator must get eBay's approval for the Offer API before sniped can bid.",
+			explain: "eBay refused the bid because this sniped's eBay application lacks Offer API approval (403, Insufficient permissions). Reconnecting your eBay account does not help: the operator must get eBay's approval for the Offer API before sniped can bid.",
 		}
 	}
 	if s := sentinelOf(first.ErrorID); s != nil {

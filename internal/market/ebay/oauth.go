@@ -153,7 +153,7 @@ func (a *Adapter) tokenCall(ctx context.Context, form url.Values) (tokenAnswer, 
 	case t.Error == "invalid_client":
 		return t, &explained{
 			err:     fmt.Errorf("ebay refused the application's credentials (invalid_client): check the client id and secret and the environment (sandbox or production): %w", market.ErrNotAuthorized),
-			explain: "eBay refused this sniped's application keys; the operator must check the eBay client id and secret.",
+			explain: "eBay refused this sniped's application keys. Reconnecting your eBay account does not help: the operator must check the eBay client id and secret.",
 		}
 	case t.Error == "invalid_grant":
 		return t, fmt.Errorf("%w: %s", errInvalidGrant, t.ErrorDescription)
