@@ -178,6 +178,9 @@ func marketSearchError(err error) error {
 	if market.Transient(err) {
 		return httperr.Unavailable("the marketplace is temporarily unavailable; try again shortly", err)
 	}
+	if errors.Is(err, market.ErrNotAuthorized) {
+		return marketAuthError(err)
+	}
 	return httperr.Internal(fmt.Errorf("market search: %w", err))
 }
 
@@ -217,6 +220,9 @@ func (h *searchHandler) runSaved(w http.ResponseWriter, r *http.Request, c *call
 	if err != nil {
 		if errors.Is(err, market.ErrUnavailable) || market.Transient(err) {
 			return httperr.Unavailable("the marketplace is temporarily unavailable; try again shortly", err)
+		}
+		if errors.Is(err, market.ErrNotAuthorized) {
+			return marketSearchError(err)
 		}
 		return httperr.Internal(err)
 	}

@@ -36,14 +36,17 @@ var t0 = time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
 
 // bundle is everything one test needs.
 type bundle struct {
-	t       *testing.T
-	srv     *httptest.Server
-	store   store.Store
-	market  *gatedSim
-	clock   *clock.Fake
-	paid    store.Account
-	paidKey string
-	other   store.Account
+	t *testing.T
+	// mu guards flowCookies, the consent flow cookies a browser would keep.
+	mu          sync.Mutex
+	flowCookies []*http.Cookie
+	srv         *httptest.Server
+	store       store.Store
+	market      *gatedSim
+	clock       *clock.Fake
+	paid        store.Account
+	paidKey     string
+	other       store.Account
 	// otherKey belongs to a second paid account, for cross-account checks.
 	otherKey string
 	freeKey  string
@@ -179,12 +182,41 @@ func (b *bundle) account(name string, tier store.Tier) (store.Account, string) {
 }
 
 // gatedSim is the simulator with a gate on WatchList, so that tests can
-// hold an import in flight.
+// hold an import in flight, and a refusal of every lookup and search (as
+// eBay refuses an application's wrong keys).
 type gatedSim struct {
 	*sim.Sim
 	mu      sync.Mutex
 	gate    chan struct{}
 	entered chan struct{}
+	refuse  error
+}
+
+// refuseLookups makes Item and Search fail with err (nil: work again).
+func (g *gatedSim) refuseLookups(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refuse = err
+}
+
+func (g *gatedSim) refusal() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.refuse
+}
+
+func (g *gatedSim) Item(ctx context.Context, itemNo int64) (market.Item, error) {
+	if err := g.refusal(); err != nil {
+		return market.Item{}, err
+	}
+	return g.Sim.Item(ctx, itemNo)
+}
+
+func (g *gatedSim) Search(ctx context.Context, query, country string, limit int) ([]market.Item, error) {
+	if err := g.refusal(); err != nil {
+		return nil, err
+	}
+	return g.Sim.Search(ctx, query, country, limit)
 }
 
 func (g *gatedSim) WatchList(ctx context.Context, user string) ([]market.Item, error) {

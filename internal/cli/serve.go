@@ -94,18 +94,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return c, usageErr("--rate-limit must be >= 0 and --rate-burst >= 1")
 	}
-	switch c.simBidders {
-	case "off", "low", "normal", "high":
-	default:
-		return c, usageErr("--sim-bidders must be off, low, normal or high, not %q", c.simBidders)
-	}
-	switch c.simControl {
-	case "auto", "on", "off":
-	default:
-		return c, usageErr("--sim-control must be auto, on or off, not %q", c.simControl)
-	}
-	if c.simItems < 1 {
-		return c, usageErr("--sim-items must be at least 1")
+	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems); err != nil {
+		return c, err
 	}
 	return c, nil
 }
@@ -120,6 +110,12 @@ func runServe(args []string, stderr io.Writer) error {
 		return usageErr("--log-level must be debug, info, warn or error")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// A missing or bad marketplace key stops serve before it opens the
+	// store (cli/market.go).
+	keys, err := loadMarketKeys(c, log)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -150,7 +146,7 @@ func runServe(args []string, stderr io.Writer) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// The marketplace: the built-in simulator or eBay (cli/market.go).
-	mkt, err := openMarket(ctx, marketParams{cfg: c, base: base, clock: clk, log: log, store: st, registerer: reg})
+	mkt, err := openMarket(ctx, marketParams{cfg: c, keys: keys, base: base, clock: clk, log: log, store: st, registerer: reg})
 	if err != nil {
 		return err
 	}
@@ -239,6 +235,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if mkt.sim != nil {
 		wg.Go(func() { mkt.sim.Run(runCtx) })
 	}
+	wg.Go(func() { mkt.checkKeys(runCtx, log) })
 	if c.runSniper {
 		wg.Go(func() {
 			if err := snp.Run(runCtx); err != nil && !errors.Is(err, context.Canceled) {
