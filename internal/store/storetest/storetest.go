@@ -29,6 +29,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"Searches", searchTests},
 		{"Leases", leaseTests},
 		{"Fences", fenceTests},
+		{"Notify", notifyTests},
+		{"NotifyConcurrency", concurrencyTests},
 		{"MarketLinks", marketLinkTests},
 	}
 	for _, g := range groups {
