@@ -107,12 +107,14 @@ func TestChaosProcesses(t *testing.T) {
 
 	var mu sync.Mutex
 	live := map[int]*server{}
+	var all []*server // every instance started, for the logs of a failure
 	next := 0
 	start := func() {
 		s := startServer(t, t.TempDir(), "--database-url", dsn, "--market", "ebay", "--ebay-api-url", mk.URL, "--ebay-auth-url", mk.URL,
 			"--ebay-client-id", simClientID, "--ebay-client-secret-file", secretFile, "--secret-key-file", keyFile, "--ebay-runame", e2eRuName)
 		mu.Lock()
 		live[next] = s
+		all = append(all, s)
 		next++
 		mu.Unlock()
 	}
@@ -205,6 +207,7 @@ func TestChaosProcesses(t *testing.T) {
 		victim := live[id]
 		mu.Unlock()
 		faults = append(faults, time.Now())
+		t.Logf("fault at %s", time.Now().UTC().Format("15:04:05.000"))
 		k := r.IntN(4)
 		if n < len(kinds) {
 			k = kinds[n]
@@ -278,13 +281,23 @@ func TestChaosProcesses(t *testing.T) {
 		if sn.group == "" && sinceFault(due, faults) > 15*time.Second {
 			checked++
 			if late < 0 || late > 500*time.Millisecond {
-				t.Errorf("5. %s on %s, due %v after the last fault: sent %v late", sn.acct.name, sn.item, sinceFault(due, faults), late)
+				t.Errorf("5. %s on %s, due %s UTC, %v after the last fault: sent %v late", sn.acct.name, sn.item, due.UTC().Format("15:04:05.000"), sinceFault(due, faults), late)
 			}
 		}
 	}
 	for g, n := range wins {
 		if n > 1 {
 			t.Errorf("2. group %s won %d items", g, n)
+		}
+	}
+	if t.Failed() {
+		// How the partitions moved, per instance.
+		for i, s := range all {
+			for _, line := range strings.Split(s.Log(), "\n") {
+				if strings.Contains(line, "component=lease") || strings.Contains(line, "level=ERROR") {
+					t.Logf("instance %d: %s", i, line)
+				}
+			}
 		}
 	}
 	slices.Sort(lateness)
