@@ -95,9 +95,8 @@ type Service struct {
 	wg     sync.WaitGroup
 
 	mu       sync.Mutex
-	retryAt  map[int64]time.Time // saved searches whose last run failed
-	inflight map[int64]int       // sends in progress per target
-	checked  map[[2]int64]bool   // (snipe, bid) refreshed for warnings
+	inflight map[int64]int     // sends in progress per target
+	checked  map[[2]int64]bool // (snipe, bid) refreshed for warnings
 }
 
 // New returns a Service.
@@ -139,7 +138,6 @@ func New(cfg Config) (*Service, error) {
 		client:   webhookClient(cfg.AllowPrivate, cfg.SendTimeout),
 		budget:   newBudget(cfg.Clock, cfg.MarketRate),
 		sem:      make(chan struct{}, cfg.Workers),
-		retryAt:  map[int64]time.Time{},
 		inflight: map[int64]int{},
 		checked:  map[[2]int64]bool{},
 	}, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -443,5 +444,41 @@ func TestSlowTargetDoesNotHoldOthers(t *testing.T) {
 	b.svc.wg.Wait()
 	if fast.count() != 1 {
 		t.Errorf("the fast target got %d requests while another hung, want 1 (in flight per target: %d targets)", fast.count(), n)
+	}
+}
+
+// TestFailingSearchesDoNotStarveOthers: a search whose run failed waits a
+// minute in the store, so more failing searches than one pass takes never
+// keep the others from running.
+func TestFailingSearchesDoNotStarveOthers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.svc.budget.interval = 0 // the fake clock stands still
+	const searches = searchBatch + 5
+	for i := range searches {
+		if _, _, err := b.st.AddSearch(b.ctx, b.acct.ID, fmt.Sprintf("query %d", i), b.clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.mk.SetInjector(func(method, _ string, _ int64) error {
+		if method == markettest.MethodSearch {
+			return errors.New("marketplace down")
+		}
+		return nil
+	})
+	b.svc.searchPass(b.ctx)
+	b.svc.searchPass(b.ctx)
+	if got := b.mk.Calls(markettest.MethodSearch); got != searches {
+		t.Fatalf("search calls after two passes with every run failing = %d, want %d (each search once)", got, searches)
+	}
+	if due, _ := b.st.SearchesDue(b.ctx, b.clk.Now(), 0); len(due) != 0 {
+		t.Errorf("searches due right after failing = %d, want 0 (retried in a minute)", len(due))
+	}
+	b.mk.SetInjector(nil)
+	b.clk.Advance(searchRetry)
+	b.svc.searchPass(b.ctx)
+	b.svc.searchPass(b.ctx)
+	if due, _ := b.st.SearchesDue(b.ctx, b.clk.Now(), 0); len(due) != 0 {
+		t.Errorf("searches due after the marketplace came back = %d, want 0 (all ran)", len(due))
 	}
 }

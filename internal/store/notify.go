@@ -207,6 +207,10 @@ type NotifyStore interface {
 	// items never seen before, all in one transaction. It returns those
 	// new items.
 	RecordSearchRun(ctx context.Context, r SearchRun) (newItems []int64, err error)
+	// DeferSearch moves the next run of one of the account's saved
+	// searches to until, after a run that failed: stored, so that failing
+	// searches leave SearchesDue's batch to the others.
+	DeferSearch(ctx context.Context, accountID, id int64, until time.Time) error
 	// SearchSeen returns when the search first saw each of items (absent:
 	// never).
 	SearchSeen(ctx context.Context, searchID int64, items []int64) (map[int64]Seen, error)

@@ -103,6 +103,12 @@ ON CONFLICT (search_id, item_no) DO NOTHING RETURNING item_no`, r.SearchID, item
 	return fresh, nil
 }
 
+// DeferSearch moves a saved search's next run to until.
+func (s *Store) DeferSearch(ctx context.Context, accountID, id int64, until time.Time) error {
+	return s.affectOne(ctx, fmt.Sprintf("defer search %d", id),
+		`UPDATE searches SET next_run_ms = $3 WHERE id = $1 AND account_id = $2`, id, accountID, ms(until))
+}
+
 // SearchSeen returns when the search first saw each of items.
 func (s *Store) SearchSeen(ctx context.Context, searchID int64, items []int64) (map[int64]store.Seen, error) {
 	want := make(map[int64]bool, len(items))

@@ -377,6 +377,26 @@ var notifyTests = []test{
 		_, err = b.s.SearchByID(b.ctx, b.bob.ID, sr.ID)
 		wantErr(t, "SearchByID(bob, alice's)", err, store.ErrNotFound)
 	}},
+	{"DeferSearch", func(t *testing.T, b *bundle) {
+		first, _, _ := b.s.AddSearch(b.ctx, b.alice.ID, "camera", b.now)
+		second, _, _ := b.s.AddSearch(b.ctx, b.alice.ID, "lens", b.now)
+		later := b.now.Add(time.Minute)
+		if err := b.s.DeferSearch(b.ctx, b.alice.ID, first.ID, later); err != nil {
+			t.Fatalf("DeferSearch = %v", err)
+		}
+		due, err := b.s.SearchesDue(b.ctx, b.now, 1)
+		if err != nil || len(due) != 1 || due[0].ID != second.ID {
+			t.Errorf("SearchesDue(limit 1) after deferring search %d = %+v, %v; want search %d", first.ID, due, err, second.ID)
+		}
+		got, _ := b.s.SearchByID(b.ctx, b.alice.ID, first.ID)
+		if !got.NextRun.Equal(later) || !got.LastRun.IsZero() {
+			t.Errorf("deferred search = %+v; want next run %s and still never run", got, later)
+		}
+		if due, _ := b.s.SearchesDue(b.ctx, later, 0); len(due) != 2 {
+			t.Errorf("SearchesDue at the deferred time = %d searches, want 2", len(due))
+		}
+		wantErr(t, "DeferSearch(bob, alice's search)", b.s.DeferSearch(b.ctx, b.bob.ID, first.ID, later), store.ErrNotFound)
+	}},
 }
 
 // concurrencyTests run the event-writing paths from many goroutines on a
