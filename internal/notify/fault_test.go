@@ -5,8 +5,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,8 +111,18 @@ func FuzzParseTarget(f *testing.F) {
 		if got.URL != raw || got.Masked == "" {
 			t.Fatalf("ParseTarget(%q) = %+v", raw, got)
 		}
-		if (got.Kind == store.KindWebhook) != (len(got.Masked) >= 4 && (got.Masked[:7] == "http://" || (len(got.Masked) >= 8 && got.Masked[:8] == "https://"))) {
+		if (got.Kind == store.KindWebhook) != (strings.HasPrefix(got.Masked, "http://") || strings.HasPrefix(got.Masked, "https://")) {
 			t.Fatalf("ParseTarget(%q) kind %s for masked %q", raw, got.Kind, got.Masked)
+		}
+		u, _ := url.Parse(raw)
+		if u.User != nil && !strings.Contains(got.Masked, "://***@") {
+			t.Fatalf("ParseTarget(%q) masked %q shows the user info", raw, got.Masked)
+		}
+		if u.RawQuery != "" && !strings.HasSuffix(got.Masked, "?***") {
+			t.Fatalf("ParseTarget(%q) masked %q shows the query", raw, got.Masked)
+		}
+		if strings.Count(strings.TrimSuffix(got.Masked, "?***"), "/") > 4 {
+			t.Fatalf("ParseTarget(%q) masked %q shows the path beyond its first segment", raw, got.Masked)
 		}
 	})
 }

@@ -482,3 +482,26 @@ func TestFailingSearchesDoNotStarveOthers(t *testing.T) {
 		t.Errorf("searches due after the marketplace came back = %d, want 0 (all ran)", len(due))
 	}
 }
+
+// TestSearchMatchTextIsShort: a run that finds a hundred new items still
+// makes a message chat services accept.
+func TestSearchMatchTextIsShort(t *testing.T) {
+	t.Parallel()
+	d := store.SearchMatchData{SearchID: 3, Query: "leica"}
+	for i := range 100 {
+		d.Items = append(d.Items, store.SearchMatchItem{ItemNo: fmt.Sprint(310000000000 + i), Title: strings.Repeat("Leica M6 body ", 6),
+			CurrentPrice: 1234.5, Currency: "USD", EndTime: "2026-11-21 12:00:00"})
+	}
+	msg := text(store.Event{Type: store.EventSearchMatch, Data: mustJSON(d)})
+	if n := len([]rune(msg)); n > 2000 {
+		t.Errorf("message is %d characters, want at most 2000 (Discord's limit)", n)
+	}
+	for _, want := range []string{"100 new item(s)", "item 310000000009", "and 90 more", "getSearchResults?id=3"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "item 310000000010") {
+		t.Errorf("message lists the 11th item:\n%s", msg)
+	}
+}
