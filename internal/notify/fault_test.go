@@ -87,7 +87,7 @@ func TestDeliveryUnderRandomFailures(t *testing.T) {
 			t.Errorf("receiver got unknown event id %d", id)
 		}
 	}
-	if due, _ := b.st.DueDeliveries(b.ctx, b.clk.Now().Add(48*time.Hour), 0); len(due) != 0 {
+	if due, _ := b.st.DueDeliveries(b.ctx, b.clk.Now().Add(48*time.Hour), 0, 0); len(due) != 0 {
 		t.Errorf("%d deliveries still pending after every event was accepted", len(due))
 	}
 }

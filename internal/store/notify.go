@@ -184,8 +184,10 @@ type NotifyStore interface {
 	// newest), newest first, at most limit.
 	Events(ctx context.Context, accountID, beforeID int64, limit int) ([]Event, error)
 	// DueDeliveries returns up to limit pending deliveries due at now,
-	// oldest first, with their event and target.
-	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
+	// oldest first, with their event and target, and at most perNotifier
+	// of one target (0: no cap), so that one target's backlog never fills
+	// the read.
+	DueDeliveries(ctx context.Context, now time.Time, limit, perNotifier int) ([]Delivery, error)
 	// ClaimDelivery moves a due delivery's NextAt to until as a
 	// compare-and-set on its NextAt, so that two deliverers never send it
 	// at once; claimed is false when another got it first.

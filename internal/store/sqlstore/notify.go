@@ -224,12 +224,16 @@ WHERE account_id = $1 AND id < $2 AND type <> $3 ORDER BY id DESC LIMIT $4`, acc
 	return out, nil
 }
 
-// DueDeliveries returns pending deliveries due at now, oldest first.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error) {
+// DueDeliveries returns pending deliveries due at now, oldest first, at
+// most perNotifier of each target (ranked by a window function).
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit, perNotifier int) ([]store.Delivery, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT `+notifierCols+`, e.id, e.account_id, e.type, e.data, e.created_ms, d.attempts, d.next_ms
-FROM deliveries d JOIN events e ON e.id = d.event_id JOIN notifiers n ON n.id = d.notifier_id
-WHERE d.state = 'pending' AND d.next_ms <= $1 ORDER BY d.next_ms, d.event_id, d.notifier_id LIMIT $2`,
-		ms(now), limitOrAll(limit))
+FROM (SELECT event_id, notifier_id, attempts, next_ms,
+	ROW_NUMBER() OVER (PARTITION BY notifier_id ORDER BY next_ms, event_id) AS rank
+	FROM deliveries WHERE state = 'pending' AND next_ms <= $1) d
+JOIN events e ON e.id = d.event_id JOIN notifiers n ON n.id = d.notifier_id
+WHERE d.rank <= $3 ORDER BY d.next_ms, d.event_id, d.notifier_id LIMIT $2`,
+		ms(now), limitOrAll(limit), limitOrAll(perNotifier))
 	if err != nil {
 		return nil, fmt.Errorf("due deliveries: %w", err)
 	}
