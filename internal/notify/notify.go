@@ -248,6 +248,10 @@ func (s *Service) TestNotifier(ctx context.Context, accountID, id int64) (TestRe
 	if !claimed {
 		return TestResult{EventID: ev.ID, Queued: true}, nil
 	}
+	// The claimed test finishes and is recorded even when the caller goes
+	// away (the send has its own timeout): otherwise it would stay pending
+	// and be retried for a day, although a test is not retried.
+	ctx = context.WithoutCancel(ctx)
 	sendErr := s.send(ctx, d)
 	res := store.DeliveryResult{EventID: ev.ID, NotifierID: id, Delivered: sendErr == nil, Now: s.clk.Now()}
 	if sendErr != nil {

@@ -506,3 +506,24 @@ func TestSearchMatchTextIsShort(t *testing.T) {
 		t.Errorf("message lists the 11th item:\n%s", msg)
 	}
 }
+
+// TestTestNotifierOutlivesItsCaller: a test whose caller hangs up while
+// the target answers is still recorded, not left pending to be retried.
+func TestTestNotifierOutlivesItsCaller(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithCancel(b.ctx)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { cancel() }))
+	t.Cleanup(srv.Close)
+	add, err := b.svc.AddNotifier(b.ctx, b.acct.ID, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.svc.TestNotifier(ctx, b.acct.ID, add.Notifier.ID)
+	if err != nil || !res.Delivered {
+		t.Fatalf("TestNotifier with the caller gone mid-send = %+v, %v; want delivered", res, err)
+	}
+	if due, _ := b.st.DueDeliveries(b.ctx, b.clk.Now().Add(time.Hour), 0, 0); len(due) != 0 {
+		t.Errorf("pending deliveries after the test = %d, want 0", len(due))
+	}
+}
