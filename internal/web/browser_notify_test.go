@@ -94,8 +94,8 @@ func TestDashboardNotifications(t *testing.T) {
 	tb.wait("secret shown once", `/^whsec_[0-9a-f]{64}$/.test(document.getElementById("notify-secret-value")?.textContent || "")`)
 	tb.wait("target listed", `document.querySelectorAll("#notify-targets tr").length === 1`)
 	id := tb.eval(`document.querySelector("#notify-targets tr").dataset.target`)
-	if got := tb.eval(`document.querySelector("#notify-targets tr").textContent`); strings.Contains(got, "all events") || strings.Contains(got, "snipe.placed") || !strings.Contains(got, "Not used yet") {
-		t.Errorf("target row = %q; want its five events, not snipe.placed, never used", got)
+	if got := tb.eval(`document.querySelector("#notify-targets tr").textContent`); strings.Contains(got, "all events") || strings.Contains(got, "Bid placed") || !strings.Contains(got, "Won, Lost (with the reason)") || !strings.Contains(got, "Not used yet") {
+		t.Errorf("target row = %q; want its five events by their labels, not Bid placed, never used", got)
 	}
 	tb.do("clear notices", chromedp.Evaluate[chromedp.Void](`document.getElementById("notices").replaceChildren()`))
 	tb.screenshot("dashboard-notifications-added.png")
