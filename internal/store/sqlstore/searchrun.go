@@ -29,24 +29,8 @@ func (s *Store) SearchByID(ctx context.Context, accountID, id int64) (store.Sear
 
 // SearchesDue returns saved searches whose next run is due, soonest first.
 func (s *Store) SearchesDue(ctx context.Context, now time.Time, limit int) ([]store.Search, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+searchCols+` FROM searches WHERE next_run_ms <= $1
-ORDER BY next_run_ms, id LIMIT $2`, ms(now), limitOrAll(limit))
-	if err != nil {
-		return nil, fmt.Errorf("searches due: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Search
-	for rows.Next() {
-		q, err := scanSearch(rows)
-		if err != nil {
-			return nil, fmt.Errorf("searches due: %w", err)
-		}
-		out = append(out, q)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("searches due: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, s, "searches due", scanSearch,
+		`SELECT `+searchCols+` FROM searches WHERE next_run_ms <= $1 ORDER BY next_run_ms, id LIMIT $2`, ms(now), limitOrAll(limit))
 }
 
 // RecordSearchRun marks items seen and emits search.match for the new ones.
