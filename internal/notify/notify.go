@@ -182,6 +182,7 @@ type AddResult struct {
 // TargetError is a target URL that cannot be used; Message names the rule.
 type TargetError struct{ Message string }
 
+// Error returns the rule the URL breaks.
 func (e *TargetError) Error() string { return e.Message }
 
 // AddNotifier validates and saves a target. A webhook gets a fresh
