@@ -128,7 +128,8 @@ func (s *Service) attempt(ctx context.Context, d store.Delivery) {
 			r.Disable = true
 			r.Error = fmt.Sprintf("gave up after %s of retries (%d attempts); last error: %s", s.cfg.RetryFor, d.Attempts, err)
 		} else {
-			r.RetryAt = now.Add(s.backoff(d.Attempts))
+			// The last retry falls at RetryFor, not up to an hour after it.
+			r.RetryAt = minTime(now.Add(s.backoff(d.Attempts)), d.Event.CreatedAt.Add(s.cfg.RetryFor))
 		}
 		s.log.Info("delivery failed", "event", d.Event.ID, "type", d.Event.Type, "notifier", d.Notifier.ID,
 			"attempt", d.Attempts, "retry_at", r.RetryAt, "err", err)
@@ -136,6 +137,13 @@ func (s *Service) attempt(ctx context.Context, d store.Delivery) {
 	if err := s.st.FinishDelivery(context.WithoutCancel(ctx), r); err != nil {
 		s.log.Warn("record delivery", "event", d.Event.ID, "notifier", d.Notifier.ID, "err", err)
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // backoff is the wait after the given number of failed attempts.

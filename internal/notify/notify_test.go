@@ -200,7 +200,13 @@ func TestRetryThenDisable(t *testing.T) {
 	if n := b.notifier(t, add.Notifier.ID); n.LastStatus != "retrying" || n.Failures != 3 || n.LastError != "the target answered HTTP 500" || n.Disabled {
 		t.Errorf("notifier while retrying = %+v", n)
 	}
-	// 24 hours after the event: the last attempt fails it and disables the target.
+	// Late in the day the backoff is an hour, but the last retry falls at
+	// 24 hours after the event, where it fails and disables the target.
+	b.clk.Set(start.Add(DefaultRetryFor - time.Minute))
+	b.deliver()
+	if due, _ := b.st.DueDeliveries(b.ctx, start.Add(DefaultRetryFor), 0, 0); len(due) != 1 {
+		t.Fatalf("deliveries due 24 h after the event = %d, want the last retry", len(due))
+	}
 	b.clk.Set(start.Add(DefaultRetryFor))
 	b.deliver()
 	n := b.notifier(t, add.Notifier.ID)
