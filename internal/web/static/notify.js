@@ -193,7 +193,9 @@
         h('h3', {}, `“${s.query}”`, ' ', +s.new_count ? h('span', { class: 'badge blue' }, `${s.new_count} new`) : null),
         h('p', { class: 'muted small' }, s.last_run ? `Last run ${when(s.last_run)}; next ${when(s.next_run)}. ` : 'Not run yet. ', run),
         box);
-      if (+s.new_count) showMatches(s, box, run);
+      // Not shown by itself: getSearchResults?id=N runs the search (a
+      // marketplace call), and that run would reset new_count, so merely
+      // opening the page would clear the badge.
       return group;
     }));
   }
