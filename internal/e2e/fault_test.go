@@ -103,6 +103,9 @@ type fsnipe struct {
 	forced bool
 	endMs  int64 // scheduled end, marketplace clock
 	fireMs int64 // endMs − delay
+	// settledBy is the outcome read settleWait after the end while the
+	// storm still ran ("" when the run ended first).
+	settledBy string
 }
 
 // event is a fault (or a restart) active over [from, to] on the marketplace
@@ -246,6 +249,7 @@ func (st *storm) run() {
 			st.step()
 			nextStep = time.Now().Add(time.Duration(40+st.rng.IntN(20)) * time.Second)
 		}
+		st.checkSettled()
 		if !now.Before(nextKill) {
 			st.killAndRestart()
 			nextKill = time.Now().Add(time.Duration(30+st.rng.IntN(15)) * time.Second)
@@ -256,6 +260,19 @@ func (st *storm) run() {
 	wg.Wait()
 	st.must("/sim/fail", url.Values{"kind": {"clear"}})
 	t.Logf("storm over after %v: %d snipes, faults %v, %d scheduled rival actions dropped while down", time.Since(start).Round(time.Second), len(st.snipes), st.injected, st.dropped)
+}
+
+// checkSettled reads, during long runs, the outcome of every snipe whose
+// end is settleWait past, for invariant 4.
+func (st *storm) checkSettled() {
+	now := st.marketNow()
+	for _, sn := range st.snipes {
+		if sn.settledBy == "" && sn.endMs+settleWait.Milliseconds() <= now {
+			body := st.must("/checkSnipeStatus", url.Values{"key": {st.key}, "item_no": {sn.item}})
+			res, _ := body["bidResult"].(map[string]any)
+			sn.settledBy, _ = res["shorthand"].(string)
+		}
+	}
 }
 
 // killAndRestart SIGKILLs sniped and starts it again on the same data
@@ -680,6 +697,8 @@ func (st *storm) check() {
 		}
 		if sh == "pending" || sh == "placed" {
 			violate(sn, "still %q %v after its end", sh, settleWait)
+		} else if sn.settledBy == "pending" || sn.settledBy == "placed" {
+			violate(sn, "was still %q %v after its end (now %q)", sn.settledBy, settleWait, sh)
 		}
 
 		// Invariant 5: an unblocked snipe that was meant to fire fired on
@@ -736,7 +755,11 @@ func (st *storm) check() {
 		}
 		return lateness[min(len(lateness)-1, int(p*float64(len(lateness))))]
 	}
-	t.Logf("seed %d: %d snipes in %d groups and singles; outcomes %v; faults injected %v", st.cfg.seed, len(st.snipes), len(groups), tally, st.injected)
+	grouped := 0
+	for _, g := range groups {
+		grouped += len(g)
+	}
+	t.Logf("seed %d: %d snipes (%d of them in %d Bid Groups); outcomes %v; faults injected %v", st.cfg.seed, len(st.snipes), grouped, len(groups), tally, st.injected)
 	t.Logf("lateness of %d unblocked snipes that fired: p50 %v, p99 %v, max %v (not timed: %v)", unblocked, pct(0.5), pct(0.99), pct(1), excluded)
 	t.Logf("violations: %d", len(violations))
 	for _, v := range violations {
