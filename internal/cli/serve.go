@@ -25,6 +25,7 @@ import (
 	"github.com/sniped/sniped/internal/api"
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/key"
+	"github.com/sniped/sniped/internal/market/metered"
 	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/sniper"
 	"github.com/sniped/sniped/internal/store"
@@ -155,7 +156,10 @@ func runServe(args []string, stderr io.Writer) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	snp := sniper.New(sniper.Config{Store: st, Market: mkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg})
+	// One metered marketplace for the API and the sniper, so /metrics
+	// counts every marketplace call the process makes.
+	metMkt := metered.New(mkt, clk, reg)
+	snp := sniper.New(sniper.Config{Store: st, Market: metMkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg})
 
 	// The API re-arms snipes through the sniper; without one here, other
 	// instances' snipers pick changes up on their next horizon refresh.
@@ -168,8 +172,8 @@ func runServe(args []string, stderr io.Writer) error {
 	var ready atomic.Bool
 	apiHandler := api.New(api.Config{
 		BaseContext: runCtx,
-		// snp.Market() is the marketplace with call metrics, shared with the sniper.
-		Store: st, Market: snp.Market(), Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
+		// metMkt is shared with the sniper: one set of call metrics.
+		Store: st, Market: metMkt, Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
 		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
 	})
 	mux := http.NewServeMux()

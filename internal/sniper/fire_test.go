@@ -93,7 +93,7 @@ func TestOutcomes(t *testing.T) {
 		}, want: outcome.Outbid, wantBids: 1},
 		{name: "reserve", spec: markettest.ItemSpec{Reserve: 1000}, want: outcome.ReserveNotMet, wantBids: 1},
 		{name: "ended early", during: func(b *bundle, no int64) { b.mk.End(no, market.EndedCancelled) }, want: outcome.EndedEarly},
-		{name: "sold early", during: func(b *bundle, no int64) { b.mk.End(no, market.EndedSold) }, want: outcome.EndedEarly},
+		{name: "sold early", setup: func(b *bundle, no int64) { b.mk.Rival("bob", no, 150) }, during: func(b *bundle, no int64) { b.mk.End(no, market.EndedSold) }, want: outcome.EndedEarly},
 		{name: "bin", spec: markettest.ItemSpec{BuyItNow: 5000}, during: func(b *bundle, no int64) { b.mk.BuyItNow(no, "bob") }, want: outcome.BuyItNow},
 		{name: "too low", setup: func(b *bundle, no int64) {
 			b.mk.Rival("bob", no, 800)

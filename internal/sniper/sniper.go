@@ -129,7 +129,7 @@ func (c *Config) defaults() {
 type Sniper struct {
 	cfg Config
 	st  store.Store
-	mk  market.Market // instrumented
+	mk  market.Market
 	clk clock.Clock
 	log *slog.Logger
 	met *metrics
@@ -163,7 +163,7 @@ func New(cfg Config) *Sniper {
 	s := &Sniper{
 		cfg:        cfg,
 		st:         &gatedStore{Store: cfg.Store, g: &gate{}},
-		mk:         instrument(cfg.Market, met, cfg.Clock),
+		mk:         cfg.Market,
 		clk:        cfg.Clock,
 		log:        cfg.Logger,
 		met:        met,
@@ -177,10 +177,6 @@ func New(cfg Config) *Sniper {
 	s.sched = newSchedule(s)
 	return s
 }
-
-// Market returns the instrumented marketplace the sniper uses, so that other
-// callers (the API) can share its call metrics.
-func (s *Sniper) Market() market.Market { return s.mk }
 
 // Run recovers what a previous run left behind, then schedules and fires
 // snipes until ctx ends. It returns nil when ctx ends, after every goroutine

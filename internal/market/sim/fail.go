@@ -274,10 +274,10 @@ func (s *Sim) seen(l *lot, nowMs int64) (*lot, int64) {
 			v.bids = append(v.bids, b)
 		}
 	}
-	s.rebuild(v)
-	if l.endReason != market.Running && l.endedMs <= asOf {
-		v.endReason, v.endedMs, v.binBuyer = l.endReason, l.endedMs, l.binBuyer
+	if e := l.auction.Ending(); !e.At.IsZero() && e.At.UnixMilli() <= asOf {
+		v.auction.Restore(e)
 	}
+	s.rebuild(v) // keeps v's ending
 	return v, asOf
 }
 
