@@ -744,7 +744,20 @@ func (st *storm) check() {
 			}
 		}
 		if won > 1 {
-			violate(sns[0], "group %s won %d items on the marketplace, want at most 1", g, won)
+			var d []string
+			for _, sn := range sns {
+				tr := truths[sn.item]
+				var bids []string
+				for _, b := range tr.ours {
+					bids = append(bids, fmt.Sprintf("%v at %+dms of fire (%v)", b["max"], int64(b["time_ms"].(float64))-sn.fireMs, b["reason"]))
+				}
+				var fs []string
+				for _, e := range st.touching(sn, sn.fireMs-10_000, sn.endMs+2000) {
+					fs = append(fs, fmt.Sprintf("%s[%s %+d..%+dms]", e.kind, e.detail, e.from-sn.fireMs, e.to-sn.fireMs))
+				}
+				d = append(d, fmt.Sprintf("{item %s fire %d end %d winner %q outcome %q (%v) bids %v faults %v}", sn.item, sn.fireMs, tr.endMs, tr.winner, outcomes[sn.item]["shorthand"], outcomes[sn.item]["message"], bids, fs))
+			}
+			violate(sns[0], "group %s won %d items on the marketplace, want at most 1: %s", g, won, strings.Join(d, "; "))
 		}
 	}
 
