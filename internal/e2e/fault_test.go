@@ -230,8 +230,10 @@ func (st *storm) run() {
 
 	start := time.Now()
 	nextWave := start
-	nextKill := start.Add(time.Duration(15+st.rng.IntN(15)) * time.Second)
-	nextStep := start.Add(time.Duration(20+st.rng.IntN(20)) * time.Second)
+	// A restart or a clock step blocks timing checks for a while, so the
+	// first come once the first wave's shots are under way.
+	nextKill := start.Add(time.Duration(20+st.rng.IntN(10)) * time.Second)
+	nextStep := start.Add(time.Duration(45+st.rng.IntN(10)) * time.Second)
 	var lastEnd int64
 	for {
 		now := time.Now()
@@ -252,7 +254,7 @@ func (st *storm) run() {
 		st.checkSettled()
 		if !now.Before(nextKill) {
 			st.killAndRestart()
-			nextKill = time.Now().Add(time.Duration(30+st.rng.IntN(15)) * time.Second)
+			nextKill = time.Now().Add(time.Duration(35+st.rng.IntN(15)) * time.Second)
 		}
 		time.Sleep(100 * time.Millisecond) // the storm's own pace
 	}
