@@ -535,7 +535,7 @@ func (st *storm) touching(sn *fsnipe, from, to int64) []event {
 // marketplace, not sniped, was late.
 func sentInTime(es []event, at, end int64) bool {
 	for _, e := range es {
-		if e.stallsBids && at-e.stall < end && at-e.stall >= e.from-100 {
+		if sent := at - e.stall; e.stallsBids && sent < end && sent >= e.from-100 && sent <= e.to+100 {
 			return true
 		}
 	}
