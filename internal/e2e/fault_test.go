@@ -33,13 +33,17 @@ func TestFaultStorm(t *testing.T) {
 	}
 	t.Parallel()
 	cfg := stormConfig(t)
-	t.Logf("fault storm: seed %d, creating snipes for %v (replay: SNIPED_FAULT_SEED=%d SNIPED_FAULT_MINUTES=%g)", cfg.seed, cfg.span, cfg.seed, cfg.span.Minutes())
+	replay := fmt.Sprintf("SNIPED_FAULT_SEED=%d", cfg.seed)
+	if v := os.Getenv("SNIPED_FAULT_MINUTES"); v != "" {
+		replay += " SNIPED_FAULT_MINUTES=" + v
+	}
+	t.Logf("fault storm: seed %d, creating snipes for %v (replay: %s)", cfg.seed, cfg.span, replay)
 	st := newStorm(t, cfg)
 	st.run()
 	st.check()
 }
 
-// stormConfig reads the environment.
+// stormCfg is the run's shape.
 type stormCfg struct {
 	seed int64
 	// span is how long new waves of snipes are created; the run lasts
@@ -50,6 +54,7 @@ type stormCfg struct {
 	perWave int
 }
 
+// stormConfig reads the environment: the short CI run by default.
 func stormConfig(t *testing.T) stormCfg {
 	c := stormCfg{seed: 1, span: 25 * time.Second, wave: 10 * time.Second, perWave: 90}
 	if v := os.Getenv("SNIPED_FAULT_MINUTES"); v != "" {
