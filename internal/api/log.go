@@ -11,7 +11,8 @@ import (
 )
 
 // logRequests logs one line per request. The query is logged with every
-// key parameter's value replaced, so no log line ever holds a key.
+// secret parameter's value replaced (keys, and the marketplace consent
+// callback's code and state), so no log line ever holds a secret.
 func logRequests(log *slog.Logger, clk clock.Clock, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := clk.Now()
@@ -30,7 +31,8 @@ func logRequests(log *slog.Logger, clk clock.Clock, next http.Handler) http.Hand
 // redactedValue replaces key values in logs.
 const redactedValue = key.Redacted
 
-// redactQuery replaces the value of every parameter named "key" (compared
+// redactQuery replaces the value of every secret parameter: "key", "code"
+// and "state" (compared
 // after unescaping and case-insensitively, so %6Bey or KEY do not slip
 // through) and of every value that looks like a key (a pasted key in the
 // wrong parameter). It works on the raw text, so even a query that does not
@@ -46,7 +48,7 @@ func redactQuery(raw string) string {
 			raw = ""
 		}
 		name, value, hasValue := strings.Cut(seg, "=")
-		if hasValue && (isKeyName(name) || looksLikeKey(value)) {
+		if hasValue && (isSecretName(name) || looksLikeKey(value)) {
 			seg = name + "=" + redactedValue
 		} else if !hasValue && looksLikeKey(name) {
 			seg = redactedValue
@@ -64,8 +66,19 @@ func unescape(s string) string {
 	return s
 }
 
-func isKeyName(name string) bool {
-	return strings.EqualFold(strings.TrimSpace(unescape(name)), "key")
+// secretNames are the parameters whose values are never logged: the
+// account key, and the consent callback's authorization code (it buys a
+// refresh token) and state (it binds a link to an account).
+var secretNames = []string{"key", "code", "state"}
+
+func isSecretName(name string) bool {
+	n := strings.TrimSpace(unescape(name))
+	for _, s := range secretNames {
+		if strings.EqualFold(n, s) {
+			return true
+		}
+	}
+	return false
 }
 
 func looksLikeKey(value string) bool {

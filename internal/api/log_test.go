@@ -20,6 +20,9 @@ func TestRedactQuery(t *testing.T) {
 		{"snp_alone", "REDACTED"},
 		{"key=%zz", "key=REDACTED"},
 		{"keys=1&monkey=2", "keys=1&monkey=2"},
+		{"code=v%5E1.1%23i&state=abc", "code=REDACTED&state=REDACTED"},
+		{"CODE=x&expires_in=299", "CODE=REDACTED&expires_in=299"},
+		{"codes=1&statement=2", "codes=1&statement=2"},
 	}
 	for _, tt := range tests {
 		if got := redactQuery(tt.in); got != tt.want {

@@ -220,29 +220,14 @@ func TestRetries(t *testing.T) {
 	})
 }
 
-// lostAnswer is a marketplace whose first PlaceBid reaches the marketplace
-// but whose answer is lost, like a timeout after the server accepted.
-type lostAnswer struct {
-	*markettest.Market
-	lost bool
-}
-
-func (l *lostAnswer) PlaceBid(ctx context.Context, user string, itemNo int64, max money.Amount) (market.BidReceipt, error) {
-	r, err := l.Market.PlaceBid(ctx, user, itemNo, max)
-	if !l.lost {
-		l.lost = true
-		return market.BidReceipt{}, context.DeadlineExceeded
-	}
-	return r, err
-}
-
 // setupLostAnswer is setup with a marketplace that loses the answer to the
 // first PlaceBid after the bid has landed.
 func setupLostAnswer(t *testing.T) *bundle {
 	b := setup(t)
-	b.cfg.Market = &lostAnswer{Market: b.mk}
-	b.cfg.Registerer = nil
-	b.sn = New(b.cfg)
+	fm := &faultMarket{Market: b.mk}
+	fm.loseAnswers(1, 0)
+	b.cfg.Market = fm
+	b.restart()
 	return b
 }
 

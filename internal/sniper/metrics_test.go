@@ -47,6 +47,7 @@ func TestMetrics(t *testing.T) {
 			"sniped_snipe_outcomes_total/won":    1,
 			"sniped_clock_offset_seconds":        1.5,
 			"sniped_scheduled_snipes":            0,
+			"sniped_sniper_goroutines":           4, // the loops, all else done
 		}
 		for k, w := range want {
 			if g, ok := got[k]; !ok || g != w {

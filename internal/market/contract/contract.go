@@ -108,6 +108,27 @@ type Control interface {
 type Harness struct {
 	Market  market.Market
 	Control Control
+	// Lacks lists what the Market cannot tell through its marketplace's
+	// API; the suite leaves exactly those checks out.
+	Lacks Lacks
+}
+
+// Lacks names what a marketplace's API does not offer. The simulator and
+// the test fake lack nothing; the eBay adapter lacks all four (docs/ebay.md,
+// "What eBay's APIs cannot tell").
+type Lacks struct {
+	// History: History returns no entries (no public bid history).
+	History bool
+	// EndReasons: an auction that ended early (cancelled, sold, Buy It
+	// Now) reads as ended normally, and a Buy It Now buyer without a bid
+	// is not reported as the winner.
+	EndReasons bool
+	// StartPriceAfterBids: Item.StartPrice is not known once the item has
+	// bids or has ended.
+	StartPriceAfterBids bool
+	// ClockCall: Now reads a local clock, so it answers while the
+	// marketplace is unavailable.
+	ClockCall bool
 }
 
 // test is one subtest of the suite.
@@ -139,7 +160,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 				t.Run(tt.name, func(t *testing.T) {
 					t.Parallel()
 					h := newHarness(t)
-					tt.run(t, &bundle{ctx: t.Context(), m: h.Market, c: h.Control})
+					tt.run(t, &bundle{ctx: t.Context(), m: h.Market, c: h.Control, lacks: h.Lacks})
 				})
 			}
 		})
@@ -148,9 +169,27 @@ func Run(t *testing.T, newHarness func(t *testing.T) Harness) {
 
 // bundle is what a subtest works with.
 type bundle struct {
-	ctx context.Context
-	m   market.Market
-	c   Control
+	ctx   context.Context
+	m     market.Market
+	c     Control
+	lacks Lacks
+}
+
+// expect turns what the marketplace holds into what a Market lacking
+// b.lacks can report.
+func (b *bundle) expect(it market.Item, st market.BidState) (market.Item, market.BidState) {
+	if b.lacks.EndReasons {
+		if it.Ended {
+			it.EndReason = market.EndedNormally
+		}
+		if st.Ended {
+			if st.EndReason == market.EndedBuyItNow && !st.HasBid {
+				st.Won = false
+			}
+			st.EndReason = market.EndedNormally
+		}
+	}
+	return it, st
 }
 
 // unknownItem is a number no harness lists.
