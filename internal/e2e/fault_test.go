@@ -838,9 +838,11 @@ func (st *storm) allowedWithoutBid(sn *fsnipe, tr truth, fk map[string]bool, gro
 			ok = append(ok, "group-won")
 		}
 		// A sibling that held a bid of ours (or may have, under a fault)
-		// and had not ended by this shot holds this one back.
+		// holds this one back while it runs, or while a fault keeps its
+		// end from being known (uncertainty counts as leading).
 		maybe := ot.accepted > 0 || len(st.touching(o, o.fireMs-5000, o.endMs+settleWait.Milliseconds())) > 0
-		if maybe && ot.endMs >= sn.fireMs-1000 {
+		unknown := len(st.touching(o, sn.fireMs-5000, sn.endMs)) > 0
+		if maybe && (ot.endMs >= sn.fireMs-1000 || unknown) {
 			ok = append(ok, "group-lead")
 		}
 	}
