@@ -19,6 +19,7 @@ import (
 	"github.com/sniped/sniped/internal/httperr"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/marketlink"
+	"github.com/sniped/sniped/internal/notify"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -61,6 +62,10 @@ type Config struct {
 	BasePath string
 	// ImportTimeout bounds one importWatchList run; 0 means DefaultImportTimeout.
 	ImportTimeout time.Duration
+	// Notify delivers notifications and runs saved searches; nil answers
+	// the notifier operations with 503 and runs getSearchResults?id=N as
+	// a plain search.
+	Notify *notify.Service
 	// MarketLinks links accounts to their marketplace users (serve
 	// --market ebay). nil with the built-in simulator, where each account
 	// bids as the marketplace user of its own name and nothing is linked.
@@ -133,6 +138,8 @@ func New(cfg Config) *Handler {
 	searches := &searchHandler{s}
 	watch := &watchListHandler{s}
 	sets := &datasetHandler{s}
+	notes := &notifyHandler{s}
+	lookups := &lookupHandler{s}
 	mkt := &marketHandler{s}
 	s.market = mkt
 	s.ops = map[string]operation{
@@ -149,6 +156,12 @@ func New(cfg Config) *Handler {
 		"importWatchList":      watch.importList,
 		"getBidHistoryDataset": sets.bidHistory,
 		"getBidderDataset":     sets.bidder,
+		"addNotifier":          notes.add,
+		"getNotifiers":         notes.list,
+		"deleteNotifier":       notes.delete,
+		"testNotifier":         notes.test,
+		"getEvents":            notes.events,
+		"lookupItem":           lookups.lookup,
 		// Extensions: the account's link to its marketplace user.
 		"connectMarketAccount": mkt.connect,
 		"getMarketAccount":     mkt.get,

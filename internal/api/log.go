@@ -67,9 +67,10 @@ func unescape(s string) string {
 }
 
 // secretNames are the parameters whose values are never logged: the
-// account key, and the consent callback's authorization code (it buys a
-// refresh token) and state (it binds a link to an account).
-var secretNames = []string{"key", "code", "state"}
+// account key, the consent callback's authorization code (it buys a
+// refresh token) and state (it binds a link to an account), and
+// addNotifier's url (service URLs carry tokens and passwords).
+var secretNames = []string{"key", "code", "state", "url"}
 
 func isSecretName(name string) bool {
 	n := strings.TrimSpace(unescape(name))

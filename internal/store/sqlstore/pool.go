@@ -17,8 +17,9 @@ const maxCachedStmts = 512
 type pool struct {
 	db *sql.DB
 
-	mu    sync.RWMutex
-	stmts map[string]*sql.Stmt
+	mu     sync.RWMutex
+	stmts  map[string]*sql.Stmt
+	wanted map[string]bool // asked for inside transactions, not prepared yet
 }
 
 func newPool(db *sql.DB) *pool { return &pool{db: db, stmts: map[string]*sql.Stmt{}} }
@@ -33,16 +34,24 @@ func (p *pool) stmt(ctx context.Context, query string) *sql.Stmt {
 	if ok {
 		return st
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if st, ok := p.stmts[query]; ok {
-		return st
-	}
-	if len(p.stmts) >= maxCachedStmts {
+	if full := func() bool { p.mu.RLock(); defer p.mu.RUnlock(); return len(p.stmts) >= maxCachedStmts }(); full {
 		return nil
 	}
+	// Prepare without holding mu: preparing waits for a connection, and a
+	// transaction holding the only one (SQLite's writer) may itself need
+	// mu to look its statements up (txStmts).
 	st, err := p.db.PrepareContext(ctx, query)
 	if err != nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if have, ok := p.stmts[query]; ok { // another caller prepared it meanwhile
+		st.Close()
+		return have
+	}
+	if len(p.stmts) >= maxCachedStmts {
+		st.Close()
 		return nil
 	}
 	p.stmts[query] = st
@@ -82,4 +91,61 @@ func (p *pool) close() error {
 	}
 	p.mu.Unlock()
 	return p.db.Close()
+}
+
+// txStmts is a transaction that reuses the pool's prepared statements
+// (sql.Tx.StmtContext binds them to the transaction's connection), so
+// statements run inside transactions are not parsed again each time. A
+// statement not cached yet runs unprepared and is prepared after the
+// transaction (preparing needs a connection, and SQLite's writer pool has
+// only the one the transaction holds).
+type txStmts struct {
+	tx *sql.Tx
+	p  *pool
+}
+
+// ExecContext runs a statement in the transaction.
+func (t txStmts) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.p.cached(query); st != nil {
+		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.tx.ExecContext(ctx, query, args...)
+}
+
+// QueryRowContext runs a single-row query in the transaction.
+func (t txStmts) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.p.cached(query); st != nil {
+		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+// cached returns query's prepared statement, or nil after noting that it
+// is wanted (prepareWanted prepares it).
+func (p *pool) cached(query string) *sql.Stmt {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, ok := p.stmts[query]; ok {
+		return st
+	}
+	if p.wanted == nil {
+		p.wanted = map[string]bool{}
+	}
+	p.wanted[query] = true
+	return nil
+}
+
+// prepareWanted prepares the statements transactions asked for; call it
+// with no transaction open on this goroutine.
+func (p *pool) prepareWanted(ctx context.Context) {
+	p.mu.Lock()
+	var qs []string
+	for q := range p.wanted {
+		qs = append(qs, q)
+	}
+	clear(p.wanted)
+	p.mu.Unlock()
+	for _, q := range qs {
+		p.stmt(ctx, q)
+	}
 }
