@@ -113,9 +113,9 @@ type fsnipe struct {
 	settledBy string
 }
 
-// event is a fault (or a restart) active over [from, to] on the marketplace
+// faultEvent is a fault (or a restart) active over [from, to] on the marketplace
 // clock; item is "" for a fault on every item.
-type event struct {
+type faultEvent struct {
 	kind     string
 	item     string
 	from, to int64
@@ -142,7 +142,7 @@ type storm struct {
 
 	mu       sync.Mutex
 	skew     time.Duration
-	events   []event
+	events   []faultEvent
 	snipes   []*fsnipe
 	injected map[string]int
 	dropped  int // scheduled rival actions that failed (server down)
@@ -175,7 +175,7 @@ func (st *storm) localAt(ms int64) time.Time {
 	return time.UnixMilli(ms).Add(-st.skew)
 }
 
-func (st *storm) logEvent(e event) {
+func (st *storm) logEvent(e faultEvent) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.events = append(st.events, e)
@@ -300,7 +300,7 @@ func (st *storm) killAndRestart() {
 	st.srv = startServer(st.t, st.data, "--sim-clock-skew", skew.String())
 	to := st.marketNow()
 	st.up.Unlock()
-	st.logEvent(event{kind: "kill", from: from, to: to + restartGrace.Milliseconds(), detail: fmt.Sprintf("down %v", time.Duration(to-from)*time.Millisecond)})
+	st.logEvent(faultEvent{kind: "kill", from: from, to: to + restartGrace.Milliseconds(), detail: fmt.Sprintf("down %v", time.Duration(to-from)*time.Millisecond)})
 }
 
 // createWave lists items and snipes them: singles and Bid Groups, some with
@@ -456,7 +456,7 @@ func (st *storm) inject(stop <-chan struct{}, seed int64) {
 		if code, _, err := st.call("/sim/fail", p); err != nil || code != http.StatusOK {
 			continue // the item ended, or the server is restarting
 		}
-		e := event{kind: kind, item: item, from: now, to: now + win, detail: p.Encode()}
+		e := faultEvent{kind: kind, item: item, from: now, to: now + win, detail: p.Encode()}
 		if kind == "slow" {
 			e.stall, _ = strconv.ParseInt(p.Get("ms"), 10, 64)
 			e.stallsBids = p.Get("op") == "" || p.Get("op") == "placeBid"
@@ -521,12 +521,12 @@ func (st *storm) step() {
 	st.skew = skew
 	st.mu.Unlock()
 	lo, hi := now+min(0, d.Milliseconds()), now+max(0, d.Milliseconds())
-	st.logEvent(event{kind: "clock", from: lo - 1000, to: hi + jumpShadow.Milliseconds(), detail: fmt.Sprintf("skew %v → %v", old, skew)})
+	st.logEvent(faultEvent{kind: "clock", from: lo - 1000, to: hi + jumpShadow.Milliseconds(), detail: fmt.Sprintf("skew %v → %v", old, skew)})
 }
 
 // touching returns the faults active on sn's item within [from, to].
-func (st *storm) touching(sn *fsnipe, from, to int64) []event {
-	var out []event
+func (st *storm) touching(sn *fsnipe, from, to int64) []faultEvent {
+	var out []faultEvent
 	for _, e := range st.events {
 		if (e.item == "" || e.item == sn.item) && e.from <= to && e.to >= from {
 			out = append(out, e)
@@ -538,7 +538,7 @@ func (st *storm) touching(sn *fsnipe, from, to int64) []event {
 // sentInTime reports whether a bid that arrived at `at`, after the end, may
 // have been sent before it and held up by a stall on PlaceBid: the
 // marketplace, not sniped, was late.
-func sentInTime(es []event, at, end int64) bool {
+func sentInTime(es []faultEvent, at, end int64) bool {
 	for _, e := range es {
 		if sent := at - e.stall; e.stallsBids && sent < end && sent >= e.from-100 && sent <= e.to+100 {
 			return true
@@ -553,7 +553,7 @@ func blocked(fk map[string]bool) bool {
 	return fk["kill"] || fk["clock"] || fk["slow"] || fk["unavailable"]
 }
 
-func kinds(es []event) map[string]bool {
+func kinds(es []faultEvent) map[string]bool {
 	m := map[string]bool{}
 	for _, e := range es {
 		m[e.kind] = true
