@@ -75,6 +75,13 @@ func (h *Handler) Wait() { h.s.imports.wg.Wait() }
 // operation is one interface operation. handle runs after authentication.
 type operation func(w http.ResponseWriter, r *http.Request, c *call) error
 
+// route is an operation and whether it changes state: those refuse HEAD
+// (httperr.AllowGetOnly), reads accept it.
+type route struct {
+	op      operation
+	changes bool
+}
+
 // call is what an authenticated request carries into its operation.
 type call struct {
 	acct store.Account
@@ -86,7 +93,7 @@ type server struct {
 	log     *slog.Logger
 	clock   clock.Clock
 	base    string
-	ops     map[string]operation
+	ops     map[string]route
 	limits  *limiter
 	imports *importRuns
 	openapi http.Handler
@@ -122,20 +129,22 @@ func New(cfg Config) *Handler {
 	searches := &searchHandler{s}
 	watch := &watchListHandler{s}
 	sets := &datasetHandler{s}
-	s.ops = map[string]operation{
-		"justTesting":          justTesting(s),
-		"addBid":               bids.add,
-		"deleteBid":            bids.delete,
-		"checkSnipeStatus":     bids.status,
-		"getUserItems":         bids.list,
-		"fetchItem":            items.fetch,
-		"addSearch":            searches.add,
-		"deleteSearch":         searches.delete,
-		"getUserSearches":      searches.list,
-		"getSearchResults":     searches.results,
-		"importWatchList":      watch.importList,
-		"getBidHistoryDataset": sets.bidHistory,
-		"getBidderDataset":     sets.bidder,
+	read := func(op operation) route { return route{op: op} }
+	change := func(op operation) route { return route{op: op, changes: true} }
+	s.ops = map[string]route{
+		"justTesting":          read(justTesting(s)),
+		"addBid":               change(bids.add),
+		"deleteBid":            change(bids.delete),
+		"checkSnipeStatus":     read(bids.status),
+		"getUserItems":         read(bids.list),
+		"fetchItem":            read(items.fetch),
+		"addSearch":            change(searches.add),
+		"deleteSearch":         change(searches.delete),
+		"getUserSearches":      read(searches.list),
+		"getSearchResults":     read(searches.results),
+		"importWatchList":      change(watch.importList),
+		"getBidHistoryDataset": read(sets.bidHistory),
+		"getBidderDataset":     read(sets.bidder),
 	}
 	s.openapi = openAPIHandler()
 	return &Handler{Handler: logRequests(s.log, s.clock, httperr.Handler(s.log, s.serve)), s: s}
@@ -155,11 +164,15 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 		s.openapi.ServeHTTP(w, r)
 		return nil
 	}
-	op, ok := s.ops[rest]
+	rt, ok := s.ops[rest]
 	if !ok {
 		return unknownOperation()
 	}
-	if err := httperr.AllowGet(w, r); err != nil {
+	allow := httperr.AllowGet
+	if rt.changes {
+		allow = httperr.AllowGetOnly
+	}
+	if err := allow(w, r); err != nil {
 		return err
 	}
 	p, err := parseParams(r.URL.RawQuery)
@@ -170,10 +183,11 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	markAuthenticated(w)
 	if err := s.limits.allow(acct.ID, s.clock.Now()); err != nil {
 		return err
 	}
-	return op(w, r, &call{acct: acct, p: p})
+	return rt.op(w, r, &call{acct: acct, p: p})
 }
 
 func unknownOperation() error {
