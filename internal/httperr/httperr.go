@@ -50,6 +50,7 @@ const (
 	CodeMissingKey        = "missing_key"
 	CodeInvalidKey        = "invalid_key"
 	CodeUpgradeRequired   = "upgrade_required"
+	CodeForbidden         = "forbidden"
 	CodeNotFound          = "not_found"
 	CodeUnknownOperation  = "unknown_operation"
 	CodeMethodNotAllowed  = "method_not_allowed"
