@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -61,7 +62,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.SetOutput(stderr)
 	c.store.register(fs)
 	fs.StringVar(&c.addr, "addr", envOr(envAddr, DefaultAddr), "address to listen on (env "+envAddr+"); port 0 picks a free port")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics on this address instead of the public one, e.g. 127.0.0.1:9090 (default: on --addr)")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics (and the Go profiler, /debug/pprof/) on this address instead of the public one, e.g. 127.0.0.1:9090 (default: /metrics on --addr, no profiler)")
 	fs.StringVar(&c.basePath, "base-path", "", "path prefix for every endpoint, e.g. /sniped (default none)")
 	fs.StringVar(&c.publicURL, "public-url", "", "URL clients use to reach this server, for absolute image links (default http://ADDR)")
 	fs.BoolVar(&c.fetchAnyItem, "fetch-any-item", false, "let fetchItem look up any marketplace item, not only the caller's")
@@ -256,8 +257,14 @@ func runServe(args []string, stderr io.Writer) error {
 			shutdown(srv, log)
 			return fmt.Errorf("listen on --metrics-addr %s: %w", c.metricsAddr, err)
 		}
+		// The private listener also has the Go profiler, for the operator.
 		mmux := http.NewServeMux()
 		mmux.Handle("/metrics", metrics)
+		mmux.HandleFunc("/debug/pprof/", pprof.Index)
+		mmux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mmux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mmux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mmux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		metricsSrv = &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: srv.ErrorLog}
 		wg.Go(func() {
 			if err := metricsSrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
