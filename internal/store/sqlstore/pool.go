@@ -25,24 +25,32 @@ func newPool(db *sql.DB) *pool { return &pool{db: db, stmts: map[string]*sql.Stm
 
 // stmt returns the cached statement for query, preparing it on first use.
 // It returns nil when the cache is full or preparing fails, and the caller
-// falls back to the unprepared call (which reports any real error).
+// falls back to the unprepared call (which reports any real error). The
+// lock is not held while preparing: preparing may wait for a connection,
+// and a transaction holding one (cachedTx) looks the cache up.
 func (p *pool) stmt(ctx context.Context, query string) *sql.Stmt {
 	p.mu.RLock()
 	st, ok := p.stmts[query]
+	full := len(p.stmts) >= maxCachedStmts
 	p.mu.RUnlock()
 	if ok {
 		return st
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if st, ok := p.stmts[query]; ok {
-		return st
-	}
-	if len(p.stmts) >= maxCachedStmts {
+	if full {
 		return nil
 	}
 	st, err := p.db.PrepareContext(ctx, query)
 	if err != nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if have, ok := p.stmts[query]; ok {
+		st.Close() // another caller prepared it first
+		return have
+	}
+	if len(p.stmts) >= maxCachedStmts {
+		st.Close()
 		return nil
 	}
 	p.stmts[query] = st
