@@ -30,6 +30,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,7 @@ type config struct {
 	snipes   int
 	limit    int
 	profile  string
+	rounds   int
 }
 
 func main() {
@@ -63,8 +65,9 @@ func main() {
 	flag.StringVar(&bins, "sniped", "", "comma-separated sniped binaries to measure side by side (default: build ./cmd/sniped)")
 	flag.StringVar(&ops, "ops", "justTesting,checkSnipeStatus,getUserItems,addBid", "comma-separated operations")
 	flag.IntVar(&c.conns, "conns", 32, "concurrent connections")
-	flag.DurationVar(&c.duration, "duration", 10*time.Second, "measured time per operation")
-	flag.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured load before each measurement")
+	flag.DurationVar(&c.duration, "duration", 5*time.Second, "measured time per operation and round")
+	flag.IntVar(&c.rounds, "rounds", 3, "rounds; each measures the bare handler and every operation on every binary once")
+	flag.DurationVar(&c.warmup, "warmup", time.Second, "unmeasured load before each measurement")
 	flag.IntVar(&c.snipes, "snipes", 200, "snipes on the account")
 	flag.IntVar(&c.limit, "limit", 20, "getUserItems limit")
 	flag.StringVar(&c.profile, "profile", "", "write a CPU profile of the server per operation into this folder (needs --metrics-addr, i.e. a binary from this tree)")
@@ -129,60 +132,61 @@ func run(c config, bins string) error {
 	}
 	fmt.Fprintf(os.Stderr, "apibench: %d connections, %v per operation after %v warm-up, %d snipes on the account\n", c.conns, c.duration, c.warmup, c.snipes)
 
-	// The bare handler is measured before and after the operations; its
-	// mean is the baseline.
-	type row struct {
-		op    string
-		rates []float64
-	}
-	var rows []row
+	// Rounds interleave everything (the bare handler, then each operation
+	// on each binary) so that a change in the machine's load hits all of
+	// them alike; the table gives each one's median over the rounds.
 	bareRates := []float64{}
-	measureBare := func() error {
+	rates := map[string][][]float64{} // op -> binary -> rounds
+	for _, op := range c.ops {
+		rates[op] = make([][]float64, len(servers))
+	}
+	for round := range c.rounds {
 		r, err := measure(c, "bare", bare.url, func(int) string { return "/" })
 		if err != nil {
 			return err
 		}
 		bareRates = append(bareRates, r)
-		return nil
-	}
-	if err := measureBare(); err != nil {
-		return err
-	}
-	for _, op := range c.ops {
-		rw := row{op: op}
-		for i, s := range servers {
-			if c.profile != "" && s.metrics != "" {
-				s.startProfile(c, filepath.Join(c.profile, fmt.Sprintf("%s-%d.prof", op, i)))
+		for _, op := range c.ops {
+			for i, s := range servers {
+				if c.profile != "" && s.metrics != "" && round == 0 {
+					s.startProfile(c, filepath.Join(c.profile, fmt.Sprintf("%s-%d.prof", op, i)))
+				}
+				r, err := measure(c, op, s.url, s.request(c, op))
+				s.waitProfile()
+				if err != nil {
+					return fmt.Errorf("%s on %s: %w", op, c.binaries[i], err)
+				}
+				rates[op][i] = append(rates[op][i], r)
 			}
-			r, err := measure(c, op, s.url, s.request(c, op))
-			s.waitProfile()
-			if err != nil {
-				return fmt.Errorf("%s on %s: %w", op, c.binaries[i], err)
-			}
-			rw.rates = append(rw.rates, r)
 		}
-		rows = append(rows, rw)
 	}
-	if err := measureBare(); err != nil {
-		return err
-	}
-	base := (bareRates[0] + bareRates[1]) / 2
+	base := median(bareRates)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "operation")
+	fmt.Fprintf(tw, "operation (median of %d rounds of %v)", c.rounds, c.duration)
 	for _, b := range c.binaries {
 		fmt.Fprintf(tw, "\t%s req/s\tshare", filepath.Base(b))
 	}
 	fmt.Fprintln(tw)
-	fmt.Fprintf(tw, "bare handler (before / after)\t%.0f / %.0f\t100%%\n", bareRates[0], bareRates[1])
-	for _, rw := range rows {
-		fmt.Fprintf(tw, "%s", rw.op)
-		for _, r := range rw.rates {
+	fmt.Fprintf(tw, "bare handler\t%.0f\t100%%\n", base)
+	for _, op := range c.ops {
+		fmt.Fprintf(tw, "%s", op)
+		for i := range servers {
+			r := median(rates[op][i])
 			fmt.Fprintf(tw, "\t%.0f\t%.1f%%", r, 100*r/base)
 		}
 		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // measure runs closed-loop load on base+path(i) and returns requests per
