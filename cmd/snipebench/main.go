@@ -35,6 +35,7 @@ import (
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/markettest"
+	"github.com/sniped/sniped/internal/market/metered"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/sniper"
 	"github.com/sniped/sniped/internal/store"
@@ -264,7 +265,8 @@ func runSniper(c config) error {
 	}
 	reg := prometheus.NewRegistry()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := sniper.New(sniper.Config{Store: st, Market: rec, Clock: clock.Real{}, Logger: log, Registerer: reg, ArmLead: c.armLead})
+	// Metered as in production (cli wraps the marketplace the same way).
+	s := sniper.New(sniper.Config{Store: st, Market: metered.New(rec, clock.Real{}, reg), Clock: clock.Real{}, Logger: log, Registerer: reg, ArmLead: c.armLead})
 	if c.cpuprof != "" {
 		f, err := os.Create(c.cpuprof)
 		if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/httperr"
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -41,6 +42,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Notifier may be nil.
 	Notifier Notifier
+	// ClockOffset, when set, is the marketplace clock minus Clock (the
+	// sniper's measured offset, sniper.ClockOffset). Item end times are
+	// marketplace times: timeLeft, the current/completed filters and
+	// re-arming compare them with Clock corrected by it. Nil means 0.
+	ClockOffset func() time.Duration
 	// FetchAnyItem lets fetchItem look up any marketplace item, not only
 	// those in the caller's account (serve --fetch-any-item).
 	FetchAnyItem bool
@@ -55,6 +61,10 @@ type Config struct {
 	BasePath string
 	// ImportTimeout bounds one importWatchList run; 0 means DefaultImportTimeout.
 	ImportTimeout time.Duration
+	// MarketLinks links accounts to their marketplace users (serve
+	// --market ebay). nil with the built-in simulator, where each account
+	// bids as the marketplace user of its own name and nothing is linked.
+	MarketLinks *marketlink.Links
 	// BaseContext is the parent of work that outlives its request
 	// (importWatchList runs); cancel it at shutdown, then call
 	// Handler.Wait. Defaults to context.Background().
@@ -97,6 +107,7 @@ type server struct {
 	limits  *limiter
 	imports *importRuns
 	openapi http.Handler
+	market  *marketHandler
 }
 
 // New returns the interface handler.
@@ -129,6 +140,8 @@ func New(cfg Config) *Handler {
 	searches := &searchHandler{s}
 	watch := &watchListHandler{s}
 	sets := &datasetHandler{s}
+	mkt := &marketHandler{s}
+	s.market = mkt
 	read := func(op operation) route { return route{op: op} }
 	change := func(op operation) route { return route{op: op, changes: true} }
 	s.ops = map[string]route{
@@ -145,6 +158,10 @@ func New(cfg Config) *Handler {
 		"importWatchList":      change(watch.importList),
 		"getBidHistoryDataset": read(sets.bidHistory),
 		"getBidderDataset":     read(sets.bidder),
+		// Extensions: the account's link to its marketplace user.
+		"connectMarketAccount": change(mkt.connect),
+		"getMarketAccount":     read(mkt.get),
+		"unlinkMarketAccount":  change(mkt.unlink),
 	}
 	s.openapi = openAPIHandler()
 	return &Handler{Handler: logRequests(s.log, s.clock, httperr.Handler(s.log, s.serve)), s: s}
@@ -154,6 +171,9 @@ func New(cfg Config) *Handler {
 // authenticated pipeline.
 func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 	rest, ok := strings.CutPrefix(r.URL.Path, s.base+"/")
+	if ok && rest == callbackPath {
+		return s.market.callback(w, r)
+	}
 	if !ok || strings.Contains(rest, "/") {
 		return unknownOperation()
 	}
@@ -193,6 +213,15 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 func unknownOperation() error {
 	return &httperr.Error{Status: http.StatusNotFound, Code: httperr.CodeUnknownOperation,
 		Message: "unknown operation; operation names are case-sensitive, see /openapi.json"}
+}
+
+// marketNow is the current time on the marketplace's clock, as well as
+// sniped knows it: the one "now" to compare with item end times.
+func (s *server) marketNow() time.Time {
+	if s.cfg.ClockOffset == nil {
+		return s.clock.Now()
+	}
+	return s.clock.Now().Add(s.cfg.ClockOffset())
 }
 
 // notify tells the Notifier about a changed snipe; nil-safe.

@@ -37,7 +37,7 @@ type addBidResponse struct {
 }
 
 func sentConflict(itemNo int64, verb string) error {
-	return httperr.Conflict(fmt.Sprintf("the bid for item %d has already been sent; it can no longer be %s", itemNo, verb))
+	return httperr.Conflict(fmt.Sprintf("the bid for item %d is being placed or has been sent; it can no longer be %s", itemNo, verb))
 }
 
 func (h *bidHandler) add(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -116,7 +116,7 @@ func (h *bidHandler) add(w http.ResponseWriter, r *http.Request, c *call) error 
 			bid, it.Currency, it.MinimumToBid, it.Currency)
 	}
 
-	sn, created, err := s.cfg.Store.UpsertSnipe(ctx, c.acct.ID, itemNo, ch, s.clock.Now())
+	sn, created, err := s.cfg.Store.UpsertSnipe(ctx, c.acct.ID, itemNo, ch, s.marketNow())
 	if errors.Is(err, store.ErrConflict) {
 		return sentConflict(itemNo, "changed")
 	}
@@ -142,6 +142,11 @@ func (h *bidHandler) add(w http.ResponseWriter, r *http.Request, c *call) error 
 	default:
 		msg = fmt.Sprintf("Snipe of %s %s on item %d (%s) will be placed %d seconds before the auction ends at %s UTC.",
 			sn.Bid, it.Currency, itemNo, it.Title, sn.Delay, clock.FormatUTC(it.End))
+	}
+	if sn.Bid > 0 && sn.Enabled {
+		if lw := s.linkWarning(r.Context(), c.acct); lw != "" {
+			color, warning = colorWarning, warning+" Warning: "+lw
+		}
 	}
 	return ok(w, addBidResponse{
 		Bid:          sn.Bid.String(),
@@ -311,7 +316,7 @@ func (h *bidHandler) list(w http.ResponseWriter, r *http.Request, c *call) error
 	if err != nil {
 		return err
 	}
-	now := s.clock.Now()
+	now := s.marketNow()
 	page, total, err := s.cfg.Store.ListSnipes(r.Context(), c.acct.ID, store.ListQuery{
 		Filter: parseFilter(filter), OrderBy: orderBy, Desc: dir == "DESC",
 		Offset: offset, Limit: limit, ShowWon: showWon, Now: now,

@@ -197,12 +197,12 @@ func TestAddBidAfterBidSentConflicts(t *testing.T) {
 	no := itoa(it.ItemNo)
 	b.call("addBid", "item_no", no, "bid", "30").wantOK(t)
 	sn, _ := b.store.Snipe(context.Background(), b.paid.ID, it.ItemNo)
-	if err := b.store.Transition(context.Background(), sn.ID, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{}); err != nil {
+	if err := b.store.Transition(context.Background(), store.TransitionParams{ID: sn.ID, From: []store.State{store.StateScheduled}, To: store.StateFiring}); err != nil {
 		t.Fatalf("Transition: %v", err)
 	}
 	r := b.call("addBid", "item_no", no, "bid", "40")
 	r.wantError(t, 409, "conflict", "")
-	want := "the bid for item " + no + " has already been sent; it can no longer be changed"
+	want := "the bid for item " + no + " is being placed or has been sent; it can no longer be changed"
 	if got := str(t, r.body, "message"); got != want {
 		t.Errorf("message = %q, want %q", got, want)
 	}
@@ -258,7 +258,7 @@ func TestCheckSnipeStatus(t *testing.T) {
 
 	sn, _ := b.store.Snipe(context.Background(), b.paid.ID, it.ItemNo)
 	ctx := context.Background()
-	if err := b.store.Transition(ctx, sn.ID, []store.State{store.StateScheduled}, store.StateSettled, outcome.IncrementNotMet, "The minimum next bid was 31.00 USD.", time.Time{}); err != nil {
+	if err := b.store.Transition(ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.IncrementNotMet, Detail: "The minimum next bid was 31.00 USD."}); err != nil {
 		t.Fatalf("Transition: %v", err)
 	}
 	r = b.call("checkSnipeStatus", "item_no", no)

@@ -207,7 +207,7 @@ func (h *itemHandler) fetch(w http.ResponseWriter, r *http.Request, c *call) err
 		if err != nil {
 			return err
 		}
-		return ok(w, newItemInfo(it, s.clock.Now()))
+		return ok(w, newItemInfo(it, s.marketNow()))
 	}
 	info, err := s.itemInfoFor(r.Context(), sn)
 	if err != nil {
@@ -221,11 +221,11 @@ func (h *itemHandler) fetch(w http.ResponseWriter, r *http.Request, c *call) err
 func (s *server) itemInfoFor(ctx context.Context, sn store.Snipe) (itemInfo, error) {
 	it, err := s.cfg.Market.Item(ctx, sn.ItemNo)
 	if errors.Is(err, market.ErrNotFound) {
-		return snapshotInfo(sn.ItemNo, sn.Item, s.clock.Now()), nil
+		return snapshotInfo(sn.ItemNo, sn.Item, s.marketNow()), nil
 	}
 	if err != nil {
 		return itemInfo{}, marketError(err, sn.ItemNo)
 	}
 	s.refresh(ctx, sn, it)
-	return newItemInfo(it, s.clock.Now()), nil
+	return newItemInfo(it, s.marketNow()), nil
 }

@@ -104,3 +104,31 @@ func TestFetchAnyItem(t *testing.T) {
 	checkItemInfo(t, r.body, it, t0)
 	b.call("fetchItem", "item_no", "77").wantError(t, 404, "not_found", "item_no")
 }
+
+// TestMarketClockOffset: item end times are marketplace times. With the
+// local clock 5 minutes behind, timeLeft and the current/completed filters
+// follow the marketplace's clock (local + the sniper's measured offset).
+func TestMarketClockOffset(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, options{localBehind: 5 * time.Minute})
+	it := b.item(endsIn(2*time.Hour + 5*time.Minute))
+	no := itoa(it.ItemNo)
+	b.call("addBid", "item_no", no, "bid", "30").wantOK(t)
+	r := b.call("fetchItem", "item_no", no)
+	r.wantOK(t)
+	if r.body["timeLeft"] != "2h 5m" {
+		t.Errorf("timeLeft = %v, want 2h 5m (marketplace clock)", r.body["timeLeft"])
+	}
+	// Ended on the marketplace 1 minute ago; locally 4 minutes to go.
+	b.clock.Advance(2*time.Hour + 6*time.Minute)
+	for _, tt := range []struct {
+		filter string
+		want   int64
+	}{{"current", 0}, {"completed", 1}} {
+		r := b.call("getUserItems", "filter", tt.filter)
+		r.wantOK(t)
+		if got := integer(t, r.body, "total"); got != tt.want {
+			t.Errorf("getUserItems(filter=%s) total = %d, want %d", tt.filter, got, tt.want)
+		}
+	}
+}

@@ -25,8 +25,8 @@ const (
 	maxSampledAddrs = 10_000
 )
 
-// logRequests logs one line per request with the URL redacted (no key ever
-// reaches a log line) and truncated. Lines of requests that were refused
+// logRequests logs one line per request with the URL redacted (no key or
+// other secret parameter ever reaches a log line) and truncated. Lines of requests that were refused
 // (status 400 and above) or that did not present a valid key are sampled
 // per client address: at most sampledLinesPerSecond a second, and the
 // number dropped is logged as suppressed=N on the address's next line, or
@@ -52,7 +52,7 @@ func logRequests(log *slog.Logger, clk clock.Clock, next http.Handler) http.Hand
 		attrs := []any{
 			"method", r.Method,
 			"path", key.Truncate(key.Redact(r.URL.Path), maxLoggedPath),
-			"query", key.Truncate(key.RedactQuery(r.URL.RawQuery), maxLoggedQuery),
+			"query", key.Truncate(redactQuery(r.URL.RawQuery), maxLoggedQuery),
 			"status", sw.status,
 			"duration", now.Sub(start),
 			"remote", addr,
@@ -63,6 +63,14 @@ func logRequests(log *slog.Logger, clk clock.Clock, next http.Handler) http.Hand
 		log.Info("request", attrs...)
 	})
 }
+
+// secretNames are the parameters besides "key" whose values are never
+// logged: the consent callback's authorization code (it buys a refresh
+// token) and state (it binds a link to an account).
+var secretNames = []string{"code", "state"}
+
+// redactQuery is key.RedactQuery with the interface's secret parameters.
+func redactQuery(raw string) string { return key.RedactQuery(raw, secretNames...) }
 
 // sampler bounds log lines per client address with one-second windows.
 type sampler struct {

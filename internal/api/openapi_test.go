@@ -54,19 +54,24 @@ func TestOpenAPIDocument(t *testing.T) {
 		t.Errorf("openapi = %q, want 3.1", doc.OpenAPI)
 	}
 	ops := []string{"justTesting", "addBid", "deleteBid", "addSearch", "deleteSearch", "fetchItem", "checkSnipeStatus",
-		"getSearchResults", "getUserItems", "getUserSearches", "importWatchList", "getBidHistoryDataset", "getBidderDataset"}
+		"getSearchResults", "getUserItems", "getUserSearches", "importWatchList", "getBidHistoryDataset", "getBidderDataset",
+		"connectMarketAccount", "getMarketAccount", "unlinkMarketAccount"}
+	paths := map[string]string{"/market/callback": "marketCallback"}
 	for _, op := range ops {
-		p := doc.Paths.Find("/" + op)
+		paths["/"+op] = op
+	}
+	for path, op := range paths {
+		p := doc.Paths.Find(path)
 		if p == nil || p.Get == nil {
-			t.Errorf("openapi.json has no GET /%s", op)
+			t.Errorf("openapi.json has no GET %s", path)
 			continue
 		}
 		if p.Get.OperationID != op {
-			t.Errorf("/%s operationId = %q", op, p.Get.OperationID)
+			t.Errorf("%s operationId = %q", path, p.Get.OperationID)
 		}
 	}
-	if n := doc.Paths.Len(); n != len(ops) {
-		t.Errorf("openapi.json has %d paths, want %d", n, len(ops))
+	if n := doc.Paths.Len(); n != len(paths) {
+		t.Errorf("openapi.json has %d paths, want %d", n, len(paths))
 	}
 }
 

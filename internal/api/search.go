@@ -135,7 +135,7 @@ func (h *searchHandler) results(w http.ResponseWriter, r *http.Request, c *call)
 	if len(found) > maxSearchResult {
 		found = found[:maxSearchResult]
 	}
-	now := h.s.clock.Now()
+	now := h.s.marketNow()
 	items := make([]searchResult, 0, len(found))
 	for _, it := range found {
 		items = append(items, searchResult{

@@ -20,6 +20,7 @@ import (
 	"github.com/sniped/sniped/internal/key"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/sim"
+	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/store"
 	"github.com/sniped/sniped/internal/store/sqlite"
@@ -46,6 +47,8 @@ type bundle struct {
 	freeKey  string
 	notified *notifier
 	logs     *syncBuffer
+	// links is set when options.consent is (serve --market ebay).
+	links *marketlink.Links
 }
 
 type options struct {
@@ -53,7 +56,24 @@ type options struct {
 	rateLimit float64
 	rateBurst int
 	basePath  string
+	// localBehind runs the API's clock this far behind the marketplace's,
+	// with the offset the sniper would measure passed as ClockOffset.
+	localBehind time.Duration
+	// consent, when set, turns on account linking (as --market ebay does)
+	// with this marketplace consent flow.
+	consent marketlink.Consent
+	// operatorLinks turns on account linking without a consent page (no
+	// RuName): only the operator links accounts.
+	operatorLinks bool
 }
+
+// shiftedClock is a clock d behind another.
+type shiftedClock struct {
+	clock.Clock
+	d time.Duration
+}
+
+func (c shiftedClock) Now() time.Time { return c.Clock.Now().Add(-c.d) }
 
 type notifier struct {
 	mu  sync.Mutex
@@ -109,8 +129,17 @@ func setupWith(t *testing.T, o options) *bundle {
 	b.paid, b.paidKey = b.account("alice", store.TierPaid)
 	b.other, b.otherKey = b.account("bob", store.TierPaid)
 	_, b.freeKey = b.account("carol", store.TierFree)
+	var apiClock clock.Clock = b.clock
+	var offset func() time.Duration
+	if o.localBehind != 0 {
+		apiClock = shiftedClock{b.clock, o.localBehind}
+		offset = func() time.Duration { return o.localBehind }
+	}
+	if o.consent != nil || o.operatorLinks {
+		b.links = newLinks(t, st, fake, o.consent)
+	}
 	ah := api.New(api.Config{
-		Store: st, Market: b.market, Clock: b.clock, Notifier: b.notified,
+		Store: st, Market: b.market, Clock: apiClock, ClockOffset: offset, Notifier: b.notified, MarketLinks: b.links,
 		Logger:       slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		FetchAnyItem: o.fetchAny, RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: o.basePath,
 	})

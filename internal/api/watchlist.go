@@ -107,6 +107,9 @@ func (h *watchListHandler) importList(w http.ResponseWriter, r *http.Request, c 
 		if market.Transient(run.err) {
 			return httperr.Unavailable("the marketplace is temporarily unavailable; the items imported so far are kept, try again shortly", run.err)
 		}
+		if errors.Is(run.err, market.ErrNotAuthorized) {
+			return marketAuthError(run.err)
+		}
 		return httperr.Internal(run.err)
 	}
 	msg := fmt.Sprintf("Imported %d items from your marketplace watch list; %d were skipped because they are already in your account or have ended.", run.res.imported, run.res.skipped)
@@ -139,7 +142,7 @@ func (s *server) importWatchList(ctx context.Context, acct store.Account) (impor
 		if !errors.Is(err, store.ErrNotFound) {
 			return res, err
 		}
-		sn, created, err := s.cfg.Store.UpsertSnipe(ctx, acct.ID, it.ItemNo, store.SnipeChange{Item: snapshot(it)}, s.clock.Now())
+		sn, created, err := s.cfg.Store.UpsertSnipe(ctx, acct.ID, it.ItemNo, store.SnipeChange{Item: snapshot(it)}, s.marketNow())
 		switch {
 		case errors.Is(err, store.ErrConflict) || (err == nil && !created):
 			res.skipped++ // created meanwhile by addBid

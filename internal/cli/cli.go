@@ -32,10 +32,15 @@ Usage:
   sniped account rotate-key --name NAME                        issue a new key; prints it
   sniped account set-tier --name NAME --tier paid|free         change an account's tier
   sniped account remove --name NAME                            delete an account and its data
+  sniped account link --name NAME --refresh-token-file FILE    link an account to its eBay user (--market ebay)
+  sniped account unlink --name NAME                            remove an account's eBay link
+  sniped market serve [--addr 127.0.0.1:9090]                  serve the simulator in eBay's shape (docs/ebay.md)
   sniped version                                               print the version
 
 Every command takes --data DIR (default ./sniped-data, env SNIPED_DATA) or
 --database-url postgres://... (env SNIPED_DATABASE_URL) to choose the store.
+sniped serve runs on the built-in simulator unless given --market ebay
+(real eBay auctions; see docs/ebay.md).
 Run "sniped serve --help" or "sniped account add --help" for all flags.
 `
 
@@ -55,6 +60,8 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		err = runServe(args[1:], stderr)
 	case "account":
 		err = runAccount(args[1:], stdout, stderr)
+	case "market":
+		err = runMarket(args[1:], stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "sniped", Version)
 	case "help", "--help", "-help", "-h":

@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +26,7 @@ import (
 	"github.com/sniped/sniped/internal/api"
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/key"
+	"github.com/sniped/sniped/internal/market/metered"
 	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/sniper"
 	"github.com/sniped/sniped/internal/store"
@@ -54,6 +54,8 @@ type serveConfig struct {
 	simBidders   string
 	simSkew      time.Duration
 	simControl   string
+	market       marketConfig
+	keys         secretFlags
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -75,7 +77,12 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "simulator: rival bidding activity: off, low, normal or high")
 	fs.DurationVar(&c.simSkew, "sim-clock-skew", 0, "simulator: offset of the marketplace clock from this machine's, e.g. 3s or -1.5s")
 	fs.StringVar(&c.simControl, "sim-control", "auto", "simulator: serve the /sim/ control endpoints (createItem, placeBid, ...): on, off, or auto (on only when listening on loopback; they need no key)")
+	c.market.register(fs)
+	c.keys.register(fs)
 	if err := parse(fs, args); err != nil {
+		return c, err
+	}
+	if err := c.market.check(); err != nil {
 		return c, err
 	}
 	if p := strings.Trim(c.basePath, "/"); p != "" {
@@ -153,24 +160,19 @@ func runServe(args []string, stderr io.Writer) error {
 		return err
 	}
 
-	mkt, err := sim.Open(ctx, sim.Config{
-		Path:         filepath.Join(c.store.data, "sim.db"),
-		Seed:         c.marketSeed,
-		Items:        c.simItems,
-		Bidders:      c.simBidders,
-		Clock:        clk,
-		Logger:       log.With("component", "sim"),
-		ImageBaseURL: base,
-		ClockSkew:    c.simSkew,
-	})
-	if err != nil {
-		return fmt.Errorf("open simulator: %w", err)
-	}
-	defer mkt.Close()
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	snp := sniper.New(sniper.Config{Store: st, Market: mkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg})
+	// The marketplace: the built-in simulator or eBay (cli/market.go).
+	mkt, err := openMarket(ctx, marketParams{cfg: c, base: base, clock: clk, log: log, store: st, registerer: reg})
+	if err != nil {
+		return err
+	}
+	defer mkt.Close()
+	log.Info("marketplace", "market", c.market.kind, "is", mkt.describe)
+	// One metered marketplace for the API and the sniper, so /metrics
+	// counts every marketplace call the process makes.
+	metMkt := metered.New(mkt.Market, clk, reg)
+	snp := sniper.New(sniper.Config{Store: st, Market: metMkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg})
 
 	// The API re-arms snipes through the sniper; without one here, other
 	// instances' snipers pick changes up on their next horizon refresh.
@@ -183,8 +185,9 @@ func runServe(args []string, stderr io.Writer) error {
 	var ready atomic.Bool
 	apiHandler := api.New(api.Config{
 		BaseContext: runCtx,
-		// snp.Market() is the marketplace with call metrics, shared with the sniper.
-		Store: st, Market: snp.Market(), Clock: clk, Logger: log.With("component", "api"), Notifier: notifier,
+		// metMkt is shared with the sniper: one set of call metrics.
+		Store: st, Market: metMkt, Clock: clk, ClockOffset: snp.ClockOffset, Logger: log.With("component", "api"), Notifier: notifier,
+		MarketLinks:  mkt.links,
 		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
 	})
 	mux := http.NewServeMux()
@@ -205,18 +208,20 @@ func runServe(args []string, stderr io.Writer) error {
 	// endpoints need no key, so by default only a loopback listener has
 	// them, and Guard refuses browsers' cross-site and DNS-rebinding
 	// requests to them. /sim/watch resolves keys through the interface, with
-	// its failed-key limit.
-	simHandler := http.StripPrefix(c.basePath, sim.Guard(
-		sim.GuardConfig{Hosts: publicHosts(c.publicURL), Logger: log.With("component", "sim")},
-		mkt.Handler(func(r *http.Request, plain string) (string, error) {
-			a, err := apiHandler.AccountByKey(r, plain)
-			return a.Name, err
-		})))
-	mux.Handle(c.basePath+"/sim/img/", simHandler)
-	if simControlOn(c.simControl, ln.Addr()) {
-		mux.Handle(c.basePath+"/sim/", simHandler)
-	} else {
-		log.Info("simulator control endpoints off (--sim-control); /sim/img/ is still served")
+	// its failed-key limit. On eBay there is no /sim/ at all.
+	if mkt.sim != nil {
+		simHandler := http.StripPrefix(c.basePath, sim.Guard(
+			sim.GuardConfig{Hosts: publicHosts(c.publicURL), Logger: log.With("component", "sim")},
+			mkt.sim.Handler(func(r *http.Request, plain string) (string, error) {
+				a, err := apiHandler.AccountByKey(r, plain)
+				return a.Name, err
+			})))
+		mux.Handle(c.basePath+"/sim/img/", simHandler)
+		if simControlOn(c.simControl, ln.Addr()) {
+			mux.Handle(c.basePath+"/sim/", simHandler)
+		} else {
+			log.Info("simulator control endpoints off (--sim-control); /sim/img/ is still served")
+		}
 	}
 	mux.Handle(c.basePath+"/ui/", http.StripPrefix(c.basePath+"/ui", web.Handler()))
 	if c.basePath != "" {
@@ -248,7 +253,9 @@ func runServe(args []string, stderr io.Writer) error {
 			failed <- fmt.Errorf("http server: %w", err)
 		}
 	})
-	wg.Go(func() { mkt.Run(runCtx) })
+	if mkt.sim != nil {
+		wg.Go(func() { mkt.sim.Run(runCtx) })
+	}
 	var metricsSrv *http.Server
 	if c.metricsAddr != "" {
 		mln, err := net.Listen("tcp", c.metricsAddr)
@@ -283,7 +290,7 @@ func runServe(args []string, stderr io.Writer) error {
 		log.Info("sniper off (--sniper=false): another instance on this database fires the snipes")
 	}
 	ready.Store(true)
-	fmt.Fprintf(stderr, "sniped: listening on http://%s%s (dashboard %s/ui/)\n", dialable(ln.Addr().String()), c.basePath, base)
+	fmt.Fprintf(stderr, "sniped: listening on http://%s%s (dashboard %s/ui/)\nsniped: marketplace: %s\n", dialable(ln.Addr().String()), c.basePath, base, mkt.describe)
 	log.Info("ready", "addr", ln.Addr().String(), "data", c.store.data, "base_path", c.basePath)
 
 	var runErr error

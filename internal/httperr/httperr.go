@@ -58,6 +58,9 @@ const (
 	CodeRateLimited       = "rate_limited"
 	CodeInternal          = "internal_error"
 	CodeUnavailable       = "unavailable"
+	// CodeMarketAuth: the marketplace refused to act for the account (not
+	// linked, link expired or revoked, or the application lacks approval).
+	CodeMarketAuth = "market_auth"
 )
 
 // Invalid is a 400 for a parameter that breaks a rule; msg names the rule.

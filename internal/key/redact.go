@@ -34,15 +34,15 @@ func Redact(s string) string {
 const maxDecodeRounds = 4
 
 // RedactQuery replaces, in a raw query string, the value of every parameter
-// named "key" (compared after decoding and case-insensitively, so %6Bey or
-// KEY do not slip through) and every parameter whose name or value holds
+// named "key" or one of names (compared after decoding and
+// case-insensitively, so %6Bey or KEY do not slip through) and every parameter whose name or value holds
 // something that looks like a key (a pasted key in the wrong parameter, or
 // inside a longer value). It works on the raw text with a lenient decoder
 // that keeps malformed escapes as they are, so a query that does not decode,
 // or a key partly percent-encoded, is redacted all the same; '&' and ';'
 // both count as separators.
-func RedactQuery(raw string) string {
-	if !mayHoldKey(raw) {
+func RedactQuery(raw string, names ...string) string {
+	if !mayHoldKey(raw, names) {
 		return raw // the common case: nothing to look at twice
 	}
 	var b strings.Builder
@@ -59,7 +59,7 @@ func RedactQuery(raw string) string {
 		switch {
 		case holdsKey(name):
 			seg = Redacted
-		case hasValue && (isKeyName(name) || holdsKey(value)):
+		case hasValue && (isSecretName(name, names) || holdsKey(value)):
 			seg = name + "=" + Redacted
 		}
 		b.WriteString(seg)
@@ -68,20 +68,36 @@ func RedactQuery(raw string) string {
 	return b.String()
 }
 
-// mayHoldKey is a cheap screen: a query without a '%', without the prefix
-// and without a parameter named key in any case holds no key.
-func mayHoldKey(raw string) bool {
+// mayHoldKey is a cheap screen: a query without a '%' or '+', without the
+// prefix and without any secret name in any case holds nothing to redact.
+func mayHoldKey(raw string, names []string) bool {
 	if strings.IndexByte(raw, '%') >= 0 || strings.IndexByte(raw, '+') >= 0 {
 		return true
 	}
 	low := strings.ToLower(raw)
-	return strings.Contains(low, Prefix) || strings.Contains(low, "key")
+	if strings.Contains(low, Prefix) || strings.Contains(low, "key") {
+		return true
+	}
+	for _, n := range names {
+		if strings.Contains(low, strings.ToLower(n)) {
+			return true
+		}
+	}
+	return false
 }
 
-func isKeyName(name string) bool {
+// isSecretName reports whether a parameter name, decoded, is "key" or one
+// of names, in any case.
+func isSecretName(name string, names []string) bool {
 	for _, d := range decodings(name) {
-		if strings.EqualFold(strings.TrimSpace(d), "key") {
+		d = strings.TrimSpace(d)
+		if strings.EqualFold(d, "key") {
 			return true
+		}
+		for _, n := range names {
+			if strings.EqualFold(d, n) {
+				return true
+			}
 		}
 	}
 	return false

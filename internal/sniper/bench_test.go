@@ -2,19 +2,22 @@ package sniper
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/key"
 	"github.com/sniped/sniped/internal/market/markettest"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/store"
+	"github.com/sniped/sniped/internal/store/sqlite"
 )
 
 // BenchmarkTrack measures arming one snipe in the in-memory schedule (heap
 // push plus bookkeeping), the loader's per-snipe cost.
 func BenchmarkTrack(b *testing.B) {
-	s := New(Config{Store: newMemStore(), Market: markettest.New(clock.Real{})})
+	s := New(Config{Market: markettest.New(clock.Real{})})
 	base := time.Now().Add(time.Hour)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
@@ -22,25 +25,36 @@ func BenchmarkTrack(b *testing.B) {
 	}
 }
 
-// BenchmarkFire measures the executor's CPU per snipe: mark firing, re-read,
-// send, record, against the in-memory store and a zero-latency marketplace.
-// The real store's write cost is measured by cmd/snipebench.
+// BenchmarkFire measures the executor per snipe: mark firing, re-read,
+// send, record, against the SQLite store (synchronous=FULL, so two fsyncs
+// per shot) and a zero-latency marketplace.
 func BenchmarkFire(b *testing.B) {
 	ctx := context.Background()
-	st := newMemStore()
+	st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "sniped.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
 	mk := markettest.New(clock.Real{})
-	acct, _ := st.CreateAccount(ctx, "bench", store.TierPaid, nil, time.Now())
+	acct, err := st.CreateAccount(ctx, "bench", store.TierPaid, key.Hash("bench"), time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
 	s := New(Config{Store: st, Market: mk})
-	bid, delay := money.Amount(500), 1
+	bid, delay := money.Amount(500), 15
 	var ids []int64
 	var fires []time.Time
 	for range b.N {
-		no := mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: time.Hour})
+		// Ends in 14 s with a 15 s delay: due a second ago with time left,
+		// so fire sends at once (keep -benchtime short enough for that).
+		no := mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 14 * time.Second})
 		it, _ := mk.Item(ctx, no)
-		sn, _, _ := st.UpsertSnipe(ctx, acct.ID, no, store.SnipeChange{Bid: &bid, Delay: &delay, Item: itemSnap(it)}, time.Now())
+		sn, _, err := st.UpsertSnipe(ctx, acct.ID, no, store.SnipeChange{Bid: &bid, Delay: &delay, Item: itemSnap(it)}, time.Now())
+		if err != nil {
+			b.Fatal(err)
+		}
 		ids = append(ids, sn.ID)
-		fires = append(fires, time.Now().Add(-time.Second)) // due: no wait
-		st.set(sn.ID, func(s *store.Snipe) { s.FireAt = fires[len(fires)-1] })
+		fires = append(fires, sn.FireAt)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

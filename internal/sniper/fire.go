@@ -35,13 +35,7 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 	}()
 	onTime := s.clk.Now().Before(s.toLocal(fireAt))
 	ctx = highPriority(ctx)
-	err := s.st.Transition(ctx, id, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{})
-	if err != nil {
-		// ErrConflict/ErrNotFound: an edit, delete or pre-flight got there
-		// first; whoever moved it has re-armed it if needed.
-		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) && ctx.Err() == nil {
-			s.log.Error("mark firing", "snipe", id, "err", err)
-		}
+	if !s.markFiring(ctx, id, fireAt) {
 		return
 	}
 	sn, err := s.st.SnipeByID(ctx, id)
@@ -63,14 +57,14 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 		s.revert(ctx, id)
 		// Try again shortly rather than at the next horizon reload, which
 		// may come after the auction; not at once, or a down store spins.
-		s.spawn(ctx, s.bg, func(ctx context.Context) {
+		s.trySpawn(ctx, s.bg, func(ctx context.Context) {
 			if sleepUntil(ctx, s.clk, s.clk.Now().Add(retryFirst)) {
 				s.Changed(id)
 			}
 		})
 		return
 	}
-	if !s.marketNow().Before(sn.Item.End) {
+	if s.tooLate(sn) {
 		s.settleLate(ctx, sn)
 		return
 	}
@@ -78,16 +72,90 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 		unlock := s.lockGroup(sn.GroupID)
 		defer unlock()
 		if ok, code, detail := s.groupGate(ctx, sn, user); !ok {
-			s.record(ctx, sn, []store.State{store.StateFiring}, store.StateSettled, code, detail, time.Time{})
+			s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: code, Detail: detail})
 			return
 		}
 	}
-	target := s.toLocal(sn.FireAt)
-	if !sleepUntil(ctx, s.clk, target) {
-		s.revert(ctx, id)
+	// Wait for the moment; a new clock offset moves it, even now.
+	var target time.Time
+	for {
+		retimed := s.retimed()
+		target = s.toLocal(sn.FireAt)
+		done, ok := sleepUntilOr(ctx, s.clk, target, retimed)
+		if !ok {
+			s.revert(ctx, id)
+			return
+		}
+		if done {
+			break
+		}
+	}
+	if s.tooLate(sn) {
+		// The offset moved while waiting: the end has passed meanwhile.
+		s.settleLate(ctx, sn)
 		return
 	}
 	s.send(ctx, sn, user, target, onTime)
+}
+
+// markFiring moves the snipe scheduled → firing. A transient store error is
+// retried with backoff while the shot can still be sent; a conflict means
+// an edit, delete or pre-flight got there first, and whoever moved it
+// re-armed it if needed.
+func (s *Sniper) markFiring(ctx context.Context, id int64, fireAt time.Time) bool {
+	backoff := retryFirst
+	for {
+		// Durable: a mark lost to a power cut would let recovery take a
+		// sent bid for one never sent.
+		err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true})
+		switch {
+		case err == nil:
+			return true
+		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound), ctx.Err() != nil:
+			return false
+		}
+		// fireAt is the moment, not the end; the end is at most maxDelay
+		// later. Stop once even that has passed.
+		if !s.clk.Now().Add(backoff).Before(s.toLocal(fireAt).Add(maxDelay)) {
+			s.log.Error("mark firing: giving up", "snipe", id, "err", err)
+			return false
+		}
+		s.log.Warn("mark firing: retrying", "snipe", id, "err", err)
+		if !sleepUntil(ctx, s.clk, s.clk.Now().Add(backoff)) {
+			return false
+		}
+		backoff = min(2*backoff, retryMax)
+	}
+}
+
+// maxDelay is the longest delay a snipe may have (addBid's delay 1–15 s):
+// its item ends at most this long after its moment.
+const maxDelay = 15 * time.Second
+
+// tooLate is the one late-start policy, for snipes found scheduled and
+// firing alike: a snipe whose moment passed is still sent while at least
+// RetryCutoff remains before its item's end, and is Missed otherwise.
+func (s *Sniper) tooLate(sn store.Snipe) bool {
+	return !s.marketNow().Add(s.cfg.RetryCutoff).Before(sn.Item.End)
+}
+
+// sleepUntilOr waits on the clock until t (done) or until wake is closed
+// (not done); ok is false when ctx ended first.
+func sleepUntilOr(ctx context.Context, clk clock.Clock, t time.Time, wake <-chan struct{}) (done, ok bool) {
+	d := t.Sub(clk.Now())
+	if d <= 0 {
+		return true, ctx.Err() == nil
+	}
+	tm := clk.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false, false
+	case <-wake:
+		return false, true
+	case <-tm.C():
+		return true, true
+	}
 }
 
 // sleepUntil waits on the clock until t; false when ctx ended first.
@@ -107,22 +175,32 @@ func sleepUntil(ctx context.Context, clk clock.Clock, t time.Time) bool {
 }
 
 // send places the bid, retrying transient failures while time remains, and
-// records the result.
+// records the result. An outcome is final only when the marketplace's
+// answer proves it: after an ambiguous attempt (a timeout or an
+// unavailable answer may still have reached the marketplace), a refusal
+// proves nothing about our bid, so the snipe stays firing, unresolved, and
+// resolve keeps asking the marketplace until it says.
 func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target time.Time, onTime bool) {
 	deadline := s.toLocal(sn.Item.End).Add(-s.cfg.RetryCutoff)
 	backoff := retryFirst
 	attempts := 0
 	var rc market.BidReceipt
 	var err error
-	// unconfirmed: the last failed call may have reached the marketplace
-	// and asking it whether the bid exists failed too.
-	unconfirmed := false
+	var sentFrom, sentTo time.Time // local clock, the last attempt
+	var firstFrom time.Time        // the first attempt, the one that may have landed
+	ambiguous := false
+	proof := ""
 	for {
 		attempts++
+		sentFrom = s.clk.Now()
+		if attempts == 1 {
+			firstFrom = sentFrom
+		}
 		if attempts == 1 && onTime {
-			s.met.lateness.Observe(max(0, s.clk.Now().Sub(target)).Seconds())
+			s.met.lateness.Observe(max(0, sentFrom.Sub(target)).Seconds())
 		}
 		rc, err = s.mk.PlaceBid(ctx, user, sn.ItemNo, sn.Bid)
+		sentTo = s.clk.Now()
 		if err == nil {
 			break
 		}
@@ -131,18 +209,34 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 			// snipe firing; recovery asks the marketplace after restart.
 			return
 		}
-		if !market.Transient(err) && !(attempts > 1 && errors.Is(err, market.ErrCannotLowerMax)) {
+		if ambiguous && errors.Is(err, market.ErrCannotLowerMax) {
+			// Only the high bidder is told it cannot lower its maximum:
+			// an earlier attempt of ours landed and leads.
+			rc, err = market.BidReceipt{HighBidder: true, Time: s.marketAt(firstFrom)}, nil
+			proof = " The marketplace's answer to an earlier attempt was lost; its refusal of the retry (\"cannot lower your maximum\") confirmed that the bid had landed."
 			break
+		}
+		if !market.Transient(err) && !ambiguous {
+			break // a definite refusal of our only bid
 		}
 		// A failed call may still have reached the marketplace: look
 		// before sending again, never bid twice.
 		bs, e := s.mk.BidState(ctx, user, sn.ItemNo)
 		if e == nil && bidLanded(bs, sn) {
-			rc, err = market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketNow()}, nil
+			rc, err = market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketAt(firstFrom)}, nil
+			proof = " The marketplace's answer was lost; it confirmed the bid when asked."
 			break
 		}
-		unconfirmed = e != nil && market.Transient(err)
-		if !market.Transient(err) || !s.clk.Now().Add(backoff).Before(deadline) {
+		if !market.Transient(err) {
+			// Refused after an ambiguous attempt, and the lookup does not
+			// (yet) show our bid: unresolved.
+			break
+		}
+		ambiguous = true
+		// Resending the same maximum is safe: if an earlier attempt
+		// landed, the marketplace refuses the retry (cannot lower, or
+		// below the price it already beat), never takes it twice.
+		if !s.clk.Now().Add(backoff).Before(deadline) {
 			break
 		}
 		if !sleepUntil(ctx, s.clk, s.clk.Now().Add(backoff)) {
@@ -151,32 +245,84 @@ func (s *Sniper) send(ctx context.Context, sn store.Snipe, user string, target t
 		backoff = min(2*backoff, retryMax)
 	}
 	if err != nil {
-		code := codeFor(err)
-		detail := rejectDetail(err, sn, attempts)
-		s.log.Warn("bid refused", "snipe", sn.ID, "attempts", attempts, "err", err)
-		to := store.StateSettled
-		if unconfirmed {
-			// The bid may have landed: report the failure but stay firing,
-			// so the sweep asks the marketplace after the end instead of
-			// settling a possible win as lost.
-			to = store.StateFiring
-			detail += " sniped could not confirm whether the last attempt reached the marketplace and will check again after the auction ends."
+		code, detail := s.refusal(ctx, sn, err, attempts, sentFrom, sentTo, target)
+		s.log.Warn("bid refused", "snipe", sn.ID, "attempts", attempts, "ambiguous", ambiguous, "err", err)
+		if ambiguous {
+			s.unresolved(ctx, sn, code, detail)
+			return
 		}
-		s.record(ctx, sn, []store.State{store.StateFiring}, to, code, detail, time.Time{})
+		s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: code, Detail: detail})
 		return
 	}
+	s.placed(ctx, sn, rc, proof)
+}
+
+// placed records an accepted bid and queues its settlement.
+func (s *Sniper) placed(ctx context.Context, sn store.Snipe, rc market.BidReceipt, proof string) {
 	code, detail := outcome.Placed, fmt.Sprintf("Maximum %s %s sent; current price %s.", sn.Bid, sn.Item.Currency, rc.CurrentPrice)
+	if rc.CurrentPrice == 0 {
+		detail = fmt.Sprintf("Maximum %s %s sent.", sn.Bid, sn.Item.Currency)
+	}
 	if !rc.HighBidder {
 		code, detail = outcome.Outbid, fmt.Sprintf("Maximum %s %s sent, but another bidder's maximum is higher; current price %s.", sn.Bid, sn.Item.Currency, rc.CurrentPrice)
 	}
+	detail += proof
 	placedAt := rc.Time
 	if placedAt.IsZero() {
 		placedAt = s.marketNow()
 	}
-	if s.record(ctx, sn, []store.State{store.StateFiring}, store.StatePlaced, code, detail, placedAt) {
+	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: code, Detail: detail, PlacedAt: placedAt, Durable: true}) {
 		sn.State, sn.Outcome, sn.OutcomeDetail, sn.PlacedAt = store.StatePlaced, code, detail, placedAt
 		s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), &sn)
 	}
+}
+
+// unresolved stores what is known so far (a provisional outcome) and leaves
+// the snipe firing for resolve, which asks the marketplace until it proves
+// whether the bid landed.
+func (s *Sniper) unresolved(ctx context.Context, sn store.Snipe, code outcome.Code, detail string) {
+	detail += " sniped could not confirm whether an attempt reached the marketplace and keeps asking it; this result may still change."
+	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateFiring, Outcome: code, Detail: detail}) {
+		sn.Outcome, sn.OutcomeDetail = code, detail
+	}
+	s.resolve(sn)
+}
+
+// refusal is the outcome of a refused send. A bid refused because the
+// auction had ended normally was sent too late: Missed, saying how late
+// and why.
+func (s *Sniper) refusal(ctx context.Context, sn store.Snipe, err error, attempts int, sentFrom, sentTo, target time.Time) (outcome.Code, string) {
+	if !errors.Is(err, market.ErrEnded) {
+		return codeFor(err), rejectDetail(err, sn, attempts)
+	}
+	end := sn.Item.End
+	if it, e := s.mk.Item(ctx, sn.ItemNo); e == nil {
+		if c, ok := endedCode(it.EndReason); ok {
+			return c, ""
+		}
+		end = it.End
+	}
+	sentMid := sentFrom.Add(sentTo.Sub(sentFrom) / 2)
+	estimate := s.marketAt(sentMid)
+	if e := s.measureOffset(ctx); e != nil {
+		return outcome.Missed, fmt.Sprintf("The bid reached the marketplace after the auction ended (%s UTC): sniped's estimate of the marketplace clock was off, and it could not be measured again.", end.UTC().Format(time.DateTime))
+	}
+	arrived := s.marketAt(sentMid)
+	if arrived.Before(end) {
+		// Refused as ended before its end time: the auction ended early.
+		return outcome.EndedEarly, ""
+	}
+	why := "it was sent on time by sniped's clock, so the marketplace's clock or end time moved"
+	if off := arrived.Sub(estimate); off > retimeThreshold {
+		why = fmt.Sprintf("the marketplace clock had moved %.1f s ahead of sniped's last measurement", off.Seconds())
+	}
+	switch late := sentFrom.Sub(target); {
+	case attempts > 1:
+		why = fmt.Sprintf("%d earlier attempts failed and the last retry came too late", attempts-1)
+	case late > 100*time.Millisecond:
+		why = fmt.Sprintf("sniped started the send %.1f s after its moment (busy or paused)", late.Seconds())
+	}
+	return outcome.Missed, fmt.Sprintf("The bid reached the marketplace %.1f s after the auction ended (%s UTC): %s.", arrived.Sub(end).Seconds(), end.UTC().Format(time.DateTime), why)
 }
 
 // bidLanded reports whether the marketplace already holds this snipe's bid:
@@ -212,6 +358,11 @@ func codeFor(err error) outcome.Code {
 
 // rejectDetail is the specific part of a refusal's message.
 func rejectDetail(err error, sn store.Snipe, attempts int) string {
+	// A marketplace's own explanation (how to link, a missing approval)
+	// says more than any generic text.
+	if x := market.Explain(err); x != "" {
+		return x
+	}
 	var be *market.BidError
 	switch {
 	case errors.As(err, &be) && be.Minimum > 0:
@@ -225,10 +376,12 @@ func rejectDetail(err error, sn store.Snipe, attempts int) string {
 	return ""
 }
 
-// settleLate settles a snipe whose item ended before it could be sent,
-// saying how it ended.
+// settleLate settles a snipe that was found too close to (or past) its
+// item's end to send, saying how it ended or how late sniped was.
 func (s *Sniper) settleLate(ctx context.Context, sn store.Snipe) {
-	code, detail := outcome.Missed, "The auction had ended before the bid could be sent."
+	late := s.marketNow().Sub(sn.FireAt)
+	code := outcome.Missed
+	detail := fmt.Sprintf("It was due at %s UTC; sniped reached it %.1f s late (it was not running, or busy), too close to the auction's end to send the bid.", sn.FireAt.UTC().Format(time.DateTime), late.Seconds())
 	it, err := s.mk.Item(ctx, sn.ItemNo)
 	switch {
 	case errors.Is(err, market.ErrNotFound):
@@ -238,7 +391,7 @@ func (s *Sniper) settleLate(ctx context.Context, sn store.Snipe) {
 			code, detail = c, ""
 		}
 	}
-	s.record(ctx, sn, []store.State{store.StateFiring}, store.StateSettled, code, detail, time.Time{})
+	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: code, Detail: detail})
 }
 
 // endedCode maps an early end to its outcome; ok is false for a normal end
@@ -257,24 +410,32 @@ func endedCode(r market.EndReason) (outcome.Code, bool) {
 func (s *Sniper) revert(ctx context.Context, id int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
-	if err := s.st.Transition(ctx, id, []store.State{store.StateFiring}, store.StateScheduled, outcome.Pending, "", time.Time{}); err != nil && !errors.Is(err, store.ErrNotFound) {
+	if err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateFiring}, To: store.StateScheduled}); err != nil && !errors.Is(err, store.ErrNotFound) {
 		s.log.Error("revert firing snipe", "snipe", id, "err", err)
 	}
 }
 
-// record stores an outcome with a compare-and-set and counts it. It keeps
-// trying through shutdown for a short while: after a bid left, losing the
-// fact is worse than a slow exit. It reports whether the transition won.
-func (s *Sniper) record(ctx context.Context, sn store.Snipe, from []store.State, to store.State, code outcome.Code, detail string, placedAt time.Time) bool {
+// record stores an outcome with a compare-and-set (p.ID is sn.ID) and
+// counts it. It keeps trying through shutdown for a short while: after a
+// bid left, losing the fact is worse than a slow exit. It reports whether
+// the transition won.
+func (s *Sniper) record(ctx context.Context, sn store.Snipe, p store.TransitionParams) bool {
+	p.ID = sn.ID
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
 	var err error
-	for try := 0; try < 3; try++ {
-		err = s.st.Transition(wctx, sn.ID, from, to, code, detail, placedAt)
+	backoff := retryFirst
+	for try := 0; try < 5; try++ {
+		if try > 0 && !sleepUntil(wctx, s.clk, s.clk.Now().Add(backoff)) {
+			break
+		}
+		err = s.st.Transition(wctx, p)
 		if err == nil || errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
 			break
 		}
+		backoff = min(2*backoff, retryMax)
 	}
+	code := p.Outcome
 	if err != nil {
 		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
 			s.log.Error("record outcome", "snipe", sn.ID, "outcome", outcome.Of(code).Shorthand, "err", err)
@@ -282,10 +443,10 @@ func (s *Sniper) record(ctx context.Context, sn store.Snipe, from []store.State,
 		return false
 	}
 	s.met.outcomes.WithLabelValues(outcome.Of(code).Shorthand).Inc()
-	s.log.Debug("snipe outcome", "snipe", sn.ID, "item", sn.ItemNo, "state", to, "outcome", outcome.Of(code).Shorthand)
-	if sn.GroupID != 0 && to != store.StateFiring && (code.Final() || code == outcome.Outbid) {
+	s.log.Debug("snipe outcome", "snipe", sn.ID, "item", sn.ItemNo, "state", p.To, "outcome", outcome.Of(code).Shorthand)
+	if sn.GroupID != 0 && p.To != store.StateFiring && (code.Final() || code == outcome.Outbid) {
 		// A lost or won group item may free or settle its siblings. One
-		// still firing (unconfirmed) may yet lead, so it frees nobody.
+		// still firing (unresolved) may yet lead, so it frees nobody.
 		s.followUp(ctx, sn.AccountID, sn.GroupID)
 	}
 	return true

@@ -93,7 +93,7 @@ func TestOutcomes(t *testing.T) {
 		}, want: outcome.Outbid, wantBids: 1},
 		{name: "reserve", spec: markettest.ItemSpec{Reserve: 1000}, want: outcome.ReserveNotMet, wantBids: 1},
 		{name: "ended early", during: func(b *bundle, no int64) { b.mk.End(no, market.EndedCancelled) }, want: outcome.EndedEarly},
-		{name: "sold early", during: func(b *bundle, no int64) { b.mk.End(no, market.EndedSold) }, want: outcome.EndedEarly},
+		{name: "sold early", setup: func(b *bundle, no int64) { b.mk.Rival("bob", no, 150) }, during: func(b *bundle, no int64) { b.mk.End(no, market.EndedSold) }, want: outcome.EndedEarly},
 		{name: "bin", spec: markettest.ItemSpec{BuyItNow: 5000}, during: func(b *bundle, no int64) { b.mk.BuyItNow(no, "bob") }, want: outcome.BuyItNow},
 		{name: "too low", setup: func(b *bundle, no int64) {
 			b.mk.Rival("bob", no, 800)
@@ -220,29 +220,14 @@ func TestRetries(t *testing.T) {
 	})
 }
 
-// lostAnswer is a marketplace whose first PlaceBid reaches the marketplace
-// but whose answer is lost, like a timeout after the server accepted.
-type lostAnswer struct {
-	*markettest.Market
-	lost bool
-}
-
-func (l *lostAnswer) PlaceBid(ctx context.Context, user string, itemNo int64, max money.Amount) (market.BidReceipt, error) {
-	r, err := l.Market.PlaceBid(ctx, user, itemNo, max)
-	if !l.lost {
-		l.lost = true
-		return market.BidReceipt{}, context.DeadlineExceeded
-	}
-	return r, err
-}
-
 // setupLostAnswer is setup with a marketplace that loses the answer to the
 // first PlaceBid after the bid has landed.
 func setupLostAnswer(t *testing.T) *bundle {
 	b := setup(t)
-	b.cfg.Market = &lostAnswer{Market: b.mk}
-	b.cfg.Registerer = nil
-	b.sn = New(b.cfg)
+	fm := &faultMarket{Market: b.mk}
+	fm.loseAnswers(1, 0)
+	b.cfg.Market = fm
+	b.restart()
 	return b
 }
 

@@ -13,8 +13,10 @@ import (
 // Bid Group rules. A group wins at most one item:
 //
 //   - A group snipe fires only while none of its siblings may still be won
-//     by us: no sibling won, no sibling's bid leads a running auction, and
-//     no sibling that ends earlier is still waiting to fire (end-time order).
+//     by us: no sibling won, no sibling's bid leads a running auction, no
+//     sibling is unresolved (firing: its bid may have landed) unless the
+//     marketplace proves it cannot win, and no sibling that ends earlier is
+//     still waiting to fire (end-time order).
 //     Otherwise it is skipped as GroupLead (provisional, still re-armable)
 //     or, once a sibling is won, settled as GroupWon.
 //   - The check and the send happen under a per-group lock, so two siblings
@@ -78,11 +80,37 @@ func (s *Sniper) groupGate(ctx context.Context, sn store.Snipe, user string) (ok
 			continue
 		}
 		switch {
-		case o.State == store.StateFiring || o.State == store.StatePlaced:
+		case o.State == store.StatePlaced:
 			bs, err := s.mk.BidState(ctx, user, o.ItemNo)
 			switch {
 			case err != nil:
 				return false, outcome.GroupLead, fmt.Sprintf("Could not learn whether you lead item %d of this group; held back to avoid winning two items.", o.ItemNo)
+			case bs.Won:
+				return false, outcome.GroupWon, fmt.Sprintf("Item %d of group %q was won.", o.ItemNo, sn.GroupName)
+			case bs.HighBidder && !bs.Ended:
+				return false, outcome.GroupLead, fmt.Sprintf("You lead item %d of this group, which ends %s.", o.ItemNo, o.Item.End.UTC().Format(time.DateTime))
+			}
+		case o.State == store.StateFiring:
+			// Unresolved: its bid may have landed. Only the marketplace's
+			// proof that it cannot win frees this snipe: the auction ended
+			// without us, or our bid is there and outbid (a fixed maximum
+			// never leads again). A lookup that does not show the bid
+			// proves nothing: it may be late or stale.
+			bs, err := s.mk.BidState(ctx, user, o.ItemNo)
+			switch {
+			case err == nil && bs.Won:
+				return false, outcome.GroupWon, fmt.Sprintf("Item %d of group %q was won.", o.ItemNo, sn.GroupName)
+			case err == nil && bs.Ended, err == nil && bidLanded(bs, o) && !bs.HighBidder:
+			default:
+				return false, outcome.GroupLead, fmt.Sprintf("Your bid on item %d of this group may have landed and sniped is still confirming it; held back to avoid winning two items.", o.ItemNo)
+			}
+		case o.State == store.StateSettled && o.Outcome == outcome.MarketDown:
+			// Settled without the marketplace's confirmation when every
+			// lookup failed (resolveStep gave up): it may have been won.
+			bs, err := s.mk.BidState(ctx, user, o.ItemNo)
+			switch {
+			case err != nil:
+				return false, outcome.GroupLead, fmt.Sprintf("Could not learn whether item %d of this group was won; held back to avoid winning two items.", o.ItemNo)
 			case bs.Won:
 				return false, outcome.GroupWon, fmt.Sprintf("Item %d of group %q was won.", o.ItemNo, sn.GroupName)
 			case bs.HighBidder && !bs.Ended:
@@ -133,12 +161,12 @@ func (s *Sniper) followUp(ctx context.Context, accountID, groupID int64) {
 			if waiting {
 				from = []store.State{store.StateSettled}
 			}
-			if err := s.st.Transition(ctx, o.ID, from, store.StateSettled, outcome.GroupWon, detail, time.Time{}); err == nil {
+			if err := s.st.Transition(ctx, store.TransitionParams{ID: o.ID, From: from, To: store.StateSettled, Outcome: outcome.GroupWon, Detail: detail}); err == nil {
 				s.met.outcomes.WithLabelValues(outcome.Of(outcome.GroupWon).Shorthand).Inc()
 				s.sched.forget(o.ID)
 			}
 		case won == nil && waiting && cutoff.Before(o.Item.End):
-			err := s.st.Transition(ctx, o.ID, []store.State{store.StateSettled}, store.StateScheduled, outcome.Pending, "", time.Time{})
+			err := s.st.Transition(ctx, store.TransitionParams{ID: o.ID, From: []store.State{store.StateSettled}, To: store.StateScheduled})
 			if err == nil {
 				s.Changed(o.ID)
 			} else if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {

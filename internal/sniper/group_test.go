@@ -153,10 +153,7 @@ func TestGroupNeverWinsTwo(t *testing.T) {
 			if wins > 1 {
 				t.Errorf("seed %d: group won %d items, want at most 1", seed, wins)
 			}
-			b.st.mu.Lock()
-			held := b.st.recorded[outcome.GroupLead]
-			b.st.mu.Unlock()
-			if held > 0 {
+			if b.st.count(outcome.GroupLead) > 0 {
 				seen[outcome.GroupLead]++ // held back at least once
 			}
 		})

@@ -5,18 +5,17 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 )
 
-// latencyBuckets are fine around 0–100 ms, where firing lateness and
-// marketplace calls should live, with a tail for the bad days.
+// latencyBuckets are fine around 0–100 ms, where firing lateness should
+// live, with a tail for the bad days. (Marketplace call metrics are
+// package market/metered's.)
 var latencyBuckets = []float64{.0005, .001, .002, .003, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5}
 
 // metrics are the sniper's Prometheus collectors.
 type metrics struct {
-	lateness   prometheus.Histogram
-	outcomes   *prometheus.CounterVec
-	calls      *prometheus.HistogramVec
-	callErrors *prometheus.CounterVec
-	scheduled  prometheus.Gauge
-	offset     prometheus.Gauge
+	lateness  prometheus.Histogram
+	outcomes  *prometheus.CounterVec
+	scheduled prometheus.Gauge
+	offset    prometheus.Gauge
 }
 
 // newMetrics makes the collectors, registered on reg unless reg is nil.
@@ -32,15 +31,6 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "sniped_snipe_outcomes_total",
 			Help: "Snipe outcomes recorded, by outcome shorthand.",
 		}, []string{"outcome"}),
-		calls: f.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "sniped_market_call_duration_seconds",
-			Help:    "Marketplace call latency, by method.",
-			Buckets: latencyBuckets,
-		}, []string{"method"}),
-		callErrors: f.NewCounterVec(prometheus.CounterOpts{
-			Name: "sniped_market_call_errors_total",
-			Help: "Failed marketplace calls, by method and kind (transient, rejected, other).",
-		}, []string{"method", "kind"}),
 		scheduled: f.NewGauge(prometheus.GaugeOpts{
 			Name: "sniped_scheduled_snipes",
 			Help: "Armed snipes due within the in-memory horizon.",

@@ -42,13 +42,12 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 		want := map[string]float64{
-			"sniped_firing_lateness_seconds":               1, // one shot observed
-			"sniped_snipe_outcomes_total/placed":           1,
-			"sniped_snipe_outcomes_total/won":              1,
-			"sniped_market_call_duration_seconds/PlaceBid": 1,
-			"sniped_market_call_duration_seconds/BidState": 1,
-			"sniped_clock_offset_seconds":                  1.5,
-			"sniped_scheduled_snipes":                      0,
+			"sniped_firing_lateness_seconds":     1, // one shot observed
+			"sniped_snipe_outcomes_total/placed": 1,
+			"sniped_snipe_outcomes_total/won":    1,
+			"sniped_clock_offset_seconds":        1.5,
+			"sniped_scheduled_snipes":            0,
+			"sniped_sniper_goroutines":           4, // the loops, all else done
 		}
 		for k, w := range want {
 			if g, ok := got[k]; !ok || g != w {

@@ -98,9 +98,11 @@ func snapshotOf(old store.ItemSnapshot, it market.Item) store.ItemSnapshot {
 
 func sameMilli(a, b time.Time) bool { return a.UnixMilli() == b.UnixMilli() }
 
-// settleScheduled settles a snipe that was never sent.
+// settleScheduled settles a snipe that was never sent. The compare-and-set
+// also checks the bid the decision was taken on: an edit that raised it
+// since the re-read wins, and the snipe stays armed.
 func (s *Sniper) settleScheduled(ctx context.Context, sn store.Snipe, code outcome.Code, detail string) {
-	if s.record(ctx, sn, []store.State{store.StateScheduled}, store.StateSettled, code, detail, time.Time{}) {
+	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: code, Detail: detail, IfBid: sn.Bid}) {
 		s.sched.forget(sn.ID)
 	}
 }

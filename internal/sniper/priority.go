@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sniped/sniped/internal/outcome"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -26,6 +25,11 @@ type highKey struct{}
 // highPriority marks ctx's store calls as time-critical.
 func highPriority(ctx context.Context) context.Context {
 	return context.WithValue(ctx, highKey{}, true)
+}
+
+// lowPriority undoes highPriority for work a shot hands off.
+func lowPriority(ctx context.Context) context.Context {
+	return context.WithValue(ctx, highKey{}, false)
 }
 
 func isHigh(ctx context.Context) bool { v, _ := ctx.Value(highKey{}).(bool); return v }
@@ -172,13 +176,25 @@ func (s *gatedStore) SnipesInState(ctx context.Context, state store.State, befor
 	return s.Store.SnipesInState(ctx, state, before, limit)
 }
 
-func (s *gatedStore) Transition(ctx context.Context, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time) error {
+// Transition makes a durable write in two steps when the store allows it:
+// the write inside the gate, the wait for the disk (Sync) outside, so that
+// an fsync never holds one of the gate's two slots.
+func (s *gatedStore) Transition(ctx context.Context, p store.TransitionParams) error {
+	syncer, split := s.Store.(store.Syncer)
+	split = split && p.Durable
+	if split {
+		p.Durable = false
+	}
 	done, err := s.enter(ctx)
 	if err != nil {
 		return err
 	}
-	defer done()
-	return s.Store.Transition(ctx, id, from, to, o, detail, placedAt)
+	err = s.Store.Transition(ctx, p)
+	done()
+	if err != nil || !split {
+		return err
+	}
+	return syncer.Sync(ctx)
 }
 
 func (s *gatedStore) UpdateItem(ctx context.Context, id int64, item store.ItemSnapshot) error {

@@ -14,41 +14,28 @@ import (
 // farFuture bounds store scans that want every snipe in a state.
 var farFuture = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// recover resolves what a previous run left behind, before anything fires:
+// resolveGiveUp is how long after its item's end a firing snipe whose
+// lookups all failed is settled anyway, with an outcome that says so:
+// nothing stays unresolved a minute after its auction.
+const resolveGiveUp = 45 * time.Second
+
+// recover resolves what a previous run left behind. It runs in the
+// background beside the scheduler, so shots due meanwhile fire on time:
 //
-//  1. scheduled snipes whose moment passed more than MissedAfter ago were
-//     due while the service was down: settled Missed;
-//  2. firing snipes are resolved by asking the marketplace whether the bid
-//     exists (placed), else fired late if time remains, never resent
-//     blindly;
+//  1. scheduled snipes whose item ended while the service was down are
+//     settled Missed (settleOverdue; those with time left are the
+//     loader's: they fire late under the one late-start policy, tooLate);
+//  2. firing snipes (listed by Run before the scheduler started, so none
+//     is this process's own shot) are resolved in parallel, bounded by the
+//     background slots, by asking the marketplace whether the bid exists
+//     (resolve, resolveStep); they are never resent blindly;
 //  3. placed snipes get their settlement queued.
-func (s *Sniper) recover(ctx context.Context) error {
-	start := s.marketNow()
-	for {
-		sns, err := s.st.SnipesInState(ctx, store.StateScheduled, start.Add(-s.cfg.MissedAfter), s.cfg.LoadLimit)
-		if err != nil {
-			return fmt.Errorf("overdue snipes: %w", err)
-		}
-		moved := 0
-		for _, sn := range sns {
-			detail := fmt.Sprintf("It was due at %s UTC; sniped started again at %s UTC.", sn.FireAt.UTC().Format(time.DateTime), start.UTC().Format(time.DateTime))
-			if s.record(ctx, sn, []store.State{store.StateScheduled}, store.StateSettled, outcome.Missed, detail, time.Time{}) {
-				moved++
-			}
-		}
-		if len(sns) < s.cfg.LoadLimit {
-			break
-		}
-		if moved == 0 {
-			return errors.New("overdue snipes: no progress")
-		}
-	}
-	firing, err := s.st.SnipesInState(ctx, store.StateFiring, farFuture, s.cfg.LoadLimit)
-	if err != nil {
-		return fmt.Errorf("firing snipes: %w", err)
+func (s *Sniper) recover(ctx context.Context, firing []store.Snipe) error {
+	if err := s.settleOverdue(ctx, "sniped was not running and started again at "+s.marketNow().UTC().Format(time.DateTime)+" UTC"); err != nil {
+		return err
 	}
 	for _, sn := range firing {
-		s.resolveFiring(ctx, sn)
+		s.resolve(sn)
 	}
 	placed, err := s.st.SnipesInState(ctx, store.StatePlaced, farFuture, s.cfg.LoadLimit)
 	if err != nil {
@@ -63,43 +50,167 @@ func (s *Sniper) recover(ctx context.Context) error {
 	return nil
 }
 
-// resolveFiring settles a snipe found in firing with no goroutine sending
-// it: the marketplace says whether the bid arrived.
-func (s *Sniper) resolveFiring(ctx context.Context, sn store.Snipe) {
-	user, err := s.userName(ctx, sn.AccountID)
-	if err != nil {
+// settleOverdue settles Missed the scheduled snipes whose item has ended
+// without their bid being sent (due more than maxDelay + RetryCutoff ago),
+// saying why.
+func (s *Sniper) settleOverdue(ctx context.Context, why string) error {
+	now := s.marketNow()
+	for {
+		sns, err := s.st.SnipesInState(ctx, store.StateScheduled, now.Add(-maxDelay-s.cfg.RetryCutoff), s.cfg.LoadLimit)
+		if err != nil {
+			return fmt.Errorf("overdue snipes: %w", err)
+		}
+		moved := 0
+		for _, sn := range sns {
+			detail := fmt.Sprintf("It was due at %s UTC; %s.", sn.FireAt.UTC().Format(time.DateTime), why)
+			if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Missed, Detail: detail}) {
+				moved++
+			}
+		}
+		if len(sns) < s.cfg.LoadLimit {
+			return nil
+		}
+		if moved == 0 {
+			return errors.New("overdue snipes: no progress")
+		}
+	}
+}
+
+// resolve starts resolving a firing snipe that no shot owns, once: a
+// snipe already being resolved is left to that resolution. Each step of a
+// resolution is a schedule entry (kindResolve) that takes a background
+// slot only while it asks the marketplace, so waiting costs no goroutine.
+func (s *Sniper) resolve(sn store.Snipe) {
+	s.resolvingMu.Lock()
+	if _, ok := s.resolving[sn.ID]; ok {
+		s.resolvingMu.Unlock()
 		return
 	}
+	s.resolving[sn.ID] = sn
+	s.resolvingMu.Unlock()
+	s.sched.resolveAt(sn.ID, s.clk.Now())
+}
+
+// resolved ends a resolution.
+func (s *Sniper) resolved(id int64) {
+	s.resolvingMu.Lock()
+	defer s.resolvingMu.Unlock()
+	delete(s.resolving, id)
+}
+
+// resolveStep is one step of resolving a firing snipe: it asks the
+// marketplace (with the shared backoff) and either settles the snipe or
+// queues the next step:
+//
+//   - our bid is there: placed (or, after the end, its result);
+//   - the auction ended without it: the provisional refusal send recorded,
+//     or Missed;
+//   - not there and time remains (a crash's leftover): back to scheduled,
+//     to be sent (resending the same maximum is safe, see send);
+//   - not there yet, too late to send: ask again until the end is visible.
+//
+// Lookups that never succeed end resolveGiveUp after the item's end with
+// MarketDown, saying the bid could not be confirmed.
+func (s *Sniper) resolveStep(ctx context.Context, id int64) {
+	s.resolvingMu.Lock()
+	sn, ok := s.resolving[id]
+	s.resolvingMu.Unlock()
+	if !ok {
+		return
+	}
+	now := s.clk.Now()
+	giveUp := s.toLocal(sn.Item.End).Add(resolveGiveUp)
+	if !now.Before(giveUp) {
+		s.abandon(ctx, sn)
+		s.resolved(id)
+		return
+	}
+	if ok, at := s.health.admit(now); !ok {
+		s.sched.resolveAt(id, minTime(at, giveUp))
+		return
+	}
+	done, notBefore, err := s.resolveOnce(ctx, sn)
+	if done || ctx.Err() != nil {
+		s.resolved(id)
+		return
+	}
+	next := s.health.retryAt(s.clk.Now()) // unavailable, or no answer yet
+	if err != nil && !market.Transient(err) {
+		next = s.clk.Now().Add(settleRetry) // refused: no point asking faster
+	}
+	if next.Before(notBefore) {
+		next = notBefore
+	}
+	s.sched.resolveAt(id, minTime(next, giveUp))
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// resolveOnce asks the marketplace once; it reports whether the snipe is
+// resolved (or left this resolution's hands), when asking again makes
+// sense at the earliest, and the lookup's error.
+func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, time.Time, error) {
+	user, err := s.userName(ctx, sn.AccountID)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	firing := []store.State{store.StateFiring}
 	bs, err := s.mk.BidState(ctx, user, sn.ItemNo)
+	s.health.report(s.clk.Now(), err)
 	switch {
 	case errors.Is(err, market.ErrNotFound):
-		s.record(ctx, sn, []store.State{store.StateFiring}, store.StateSettled, outcome.NotFound, "", time.Time{})
+		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: outcome.NotFound})
+		return true, time.Time{}, nil
 	case err != nil:
-		// Unknown: leave it firing; the sweep asks again.
 		s.log.Warn("resolve firing snipe", "snipe", sn.ID, "err", err)
+		return false, time.Time{}, err
+	case bidLanded(bs, sn) && bs.Ended:
+		code, detail := result(sn, bs)
+		s.markEnded(ctx, sn, bs.CurrentPrice)
+		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail + " The bid was confirmed at the marketplace after its answer was lost or sniped was interrupted.", PlacedAt: s.marketNow()})
+		return true, time.Time{}, nil
 	case bidLanded(bs, sn):
-		code := outcome.Placed
-		if !bs.HighBidder {
-			code = outcome.Outbid
-		}
-		if s.record(ctx, sn, []store.State{store.StateFiring}, store.StatePlaced, code, "The bid was confirmed at the marketplace after an interruption.", s.marketNow()) {
-			s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), nil)
-		}
-	case !bs.Ended && s.marketNow().Add(s.cfg.RetryCutoff).Before(sn.Item.End):
-		// The bid never left and there is still time: fire it now.
-		if err := s.st.Transition(ctx, sn.ID, []store.State{store.StateFiring}, store.StateScheduled, outcome.Pending, "", time.Time{}); err == nil {
-			s.Changed(sn.ID)
-		}
-	default:
+		s.placed(ctx, sn, market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketNow()},
+			" The bid was confirmed at the marketplace after its answer was lost or sniped was interrupted.")
+		return true, time.Time{}, nil
+	case bs.Ended:
 		code, detail := outcome.Missed, "sniped was interrupted while sending this bid and it never reached the marketplace."
 		switch c, ok := endedCode(bs.EndReason); {
 		case ok:
 			code, detail = c, ""
-		case sn.Outcome == outcome.MarketDown:
-			// send left it firing after unconfirmed failures: now confirmed
+		case sn.Outcome != outcome.Pending:
+			// send left it firing with a provisional refusal: now proven
 			// that the bid never arrived.
-			code, detail = outcome.MarketDown, "The marketplace was unavailable until the end and the bid never reached it."
+			code, detail = sn.Outcome, sn.OutcomeDetail
+			if code == outcome.MarketDown {
+				detail = "The marketplace was unavailable until the end and the bid never reached it."
+			}
 		}
-		s.record(ctx, sn, []store.State{store.StateFiring}, store.StateSettled, code, detail, time.Time{})
+		s.markEnded(ctx, sn, bs.CurrentPrice)
+		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail})
+		return true, time.Time{}, nil
+	case sn.Outcome == outcome.Pending && !s.tooLate(sn):
+		// Left by a crash, the bid is not there and there is still time:
+		// send it. (A snipe send left unresolved was already retried
+		// until the cutoff; it waits for the end below.)
+		if err := s.st.Transition(ctx, store.TransitionParams{ID: sn.ID, From: firing, To: store.StateScheduled}); err == nil {
+			s.Changed(sn.ID)
+		}
+		return true, time.Time{}, nil
 	}
+	// Not visible (yet) and too late to send: the auction's end will say.
+	return false, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), nil
+}
+
+// abandon settles a firing snipe whose lookups failed until resolveGiveUp
+// after its end, saying that the marketplace never confirmed either way.
+func (s *Sniper) abandon(ctx context.Context, sn store.Snipe) {
+	detail := fmt.Sprintf("sniped could not learn from the marketplace whether the bid arrived: every lookup failed until %s UTC. Check the item on the marketplace.", s.marketNow().UTC().Format(time.DateTime))
+	s.log.Error("firing snipe abandoned: marketplace never confirmed", "snipe", sn.ID)
+	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: outcome.MarketDown, Detail: detail})
 }

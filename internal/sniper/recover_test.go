@@ -16,7 +16,7 @@ func TestRecovery(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := setup(t)
-		firing := func(sn store.Snipe) { b.st.set(sn.ID, func(s *store.Snipe) { s.State = store.StateFiring }) }
+		firing := func(sn store.Snipe) { b.mark(sn.ID, store.StateScheduled, store.StateFiring, outcome.Pending) }
 		item := func(endsIn time.Duration) int64 {
 			return b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: endsIn})
 		}
@@ -86,8 +86,7 @@ func TestDisabledAcrossRestart(t *testing.T) {
 		b := setup(t)
 		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
 		sn := b.add(no, 500, 3, snipeOpts{disabled: true})
-		b.cfg.Registerer = nil
-		b.sn = New(b.cfg) // a fresh process: the Changed above is lost
+		b.restart() // a fresh process: the Changed above is lost
 		b.start()
 		sleepTill(sn.Item.End.Add(time.Minute))
 		if got := b.get(sn.ID); got.State != store.StateSettled || got.Outcome != outcome.Disabled {

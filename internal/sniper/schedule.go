@@ -21,13 +21,20 @@ const (
 	kindSettle
 	// kindDisabled settles a disabled snipe when its item ends.
 	kindDisabled
+	// kindResolve asks the marketplace about a firing snipe no shot owns.
+	kindResolve
 )
 
 // entry is one timed job. Arm and pre-flight entries carry the version of
 // the tracked snipe they were made for; a re-arm bumps the version, so stale
 // entries fall through harmlessly instead of being searched for and removed.
+//
+// Entries are timed on the marketplace clock (as sniped knows it: the
+// monotonic local clock through the measured offset, offset.go), so a new
+// offset re-times every entry at once: the loop only has to wake up and
+// look at the earliest one again.
 type entry struct {
-	at   time.Time // local clock
+	at   time.Time // marketplace clock
 	id   int64
 	ver  uint32
 	kind kind
@@ -119,27 +126,59 @@ func (q *schedule) track(sn store.Snipe) {
 	} else {
 		q.uncountLocked(t.fireAt) // it moved to another second
 	}
+	t.fireAt, t.sn = sn.FireAt, sn
+	q.density[sn.FireAt.Unix()]++
+	q.armLocked(t)
+	s.met.scheduled.Set(float64(len(q.tracked)))
+}
+
+// armLocked queues t's arm and pre-flight entries under a new version, from
+// its fire time on the marketplace clock converted with the current offset.
+// q.mu must be held.
+func (q *schedule) armLocked(t *tracked) {
+	s := q.s
 	q.seq++
-	t.ver, t.fireAt, t.sn = q.seq, sn.FireAt, sn
-	now := s.clk.Now()
-	target := s.toLocal(sn.FireAt)
+	t.ver = q.seq
+	id := t.sn.ID
+	now := s.marketNow()
+	target := t.fireAt
 	// Arming writes to the store one snipe at a time. When many snipes
 	// share a moment, the k-th one arms k×ArmPerSnipe earlier so that all
-	// are marked firing before the moment instead of queueing after it.
-	sec := sn.FireAt.Unix()
-	q.density[sec]++
-	arm := target.Add(-s.cfg.ArmLead - time.Duration(q.density[sec]-1)*s.cfg.ArmPerSnipe)
+	// are marked firing before the moment instead of queueing after it,
+	// but never more than MaxArmLead early: users may edit until then.
+	lead := s.cfg.ArmLead + time.Duration(q.density[t.fireAt.Unix()]-1)*s.cfg.ArmPerSnipe
+	arm := target.Add(-min(lead, max(MaxArmLead, s.cfg.ArmLead)))
 	if arm.Before(now) {
 		arm = now
 	}
-	q.pushLocked(entry{at: arm, id: sn.ID, ver: t.ver, kind: kindArm})
+	q.pushLocked(entry{at: arm, id: id, ver: t.ver, kind: kindArm})
 	for _, lead := range []time.Duration{s.cfg.PreflightFar, s.cfg.PreflightNear} {
 		// A pre-flight must finish before arming; skip those too close.
 		if at := target.Add(-lead); at.After(now) && lead > s.cfg.ArmLead {
-			q.pushLocked(entry{at: at, id: sn.ID, ver: t.ver, kind: kindPreflight})
+			q.pushLocked(entry{at: at, id: id, ver: t.ver, kind: kindPreflight})
 		}
 	}
-	s.met.scheduled.Set(float64(len(q.tracked)))
+}
+
+// retime wakes the loop after the clock offset changed: every entry is on
+// the marketplace clock, so the earliest one's local moment moved.
+func (q *schedule) retime() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// dueWithin reports whether a tracked snipe fires before m (marketplace clock).
+func (q *schedule) dueWithin(m time.Time) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, t := range q.tracked {
+		if t.fireAt.Before(m) {
+			return true
+		}
+	}
+	return false
 }
 
 // uncountLocked takes a snipe that leaves fireAt's second out of its
@@ -205,8 +244,8 @@ func (q *schedule) inFlight(id int64) bool {
 	return t != nil && t.busy
 }
 
-// settleAt queues settlement of a placed snipe once. sn is the placed
-// snipe, or nil to read it from the store when settling.
+// settleAt queues settlement of a placed snipe once, at local time at. sn
+// is the placed snipe, or nil to read it from the store when settling.
 func (q *schedule) settleAt(id int64, at time.Time, sn *store.Snipe) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -214,7 +253,7 @@ func (q *schedule) settleAt(id int64, at time.Time, sn *store.Snipe) {
 		return
 	}
 	q.settling[id] = sn
-	q.pushLocked(entry{at: at, id: id, kind: kindSettle})
+	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindSettle})
 }
 
 // settleDone clears the settlement mark so that a later settleAt (a retry)
@@ -235,7 +274,15 @@ func (q *schedule) disabledAt(id int64, at time.Time) {
 		return
 	}
 	q.disabled[id] = true
-	q.pushLocked(entry{at: at, id: id, kind: kindDisabled})
+	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindDisabled})
+}
+
+// resolveAt queues the next step of a firing snipe's resolution at local
+// time at.
+func (q *schedule) resolveAt(id int64, at time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindResolve})
 }
 
 func (q *schedule) disabledDone(id int64) {
@@ -251,7 +298,7 @@ func (q *schedule) run(ctx context.Context) {
 	defer timer.Stop()
 	var due []entry
 	for {
-		now := s.clk.Now()
+		now := s.marketNow()
 		q.mu.Lock()
 		for len(q.q) > 0 && !q.q[0].at.After(now) {
 			due = append(due, heap.Pop(&q.q).(entry))
@@ -288,16 +335,43 @@ func (q *schedule) dispatch(ctx context.Context, e entry) {
 		t.busy = true
 		fireAt := t.fireAt
 		q.mu.Unlock()
-		s.spawn(ctx, s.sem, func(ctx context.Context) { s.fire(ctx, e.id, e.ver, fireAt) })
+		// Shots wait for a slot: nothing the schedule holds is more urgent.
+		if !s.spawn(ctx, s.sem, func(ctx context.Context) { s.fire(ctx, e.id, e.ver, fireAt) }) {
+			q.mu.Lock()
+			t.busy = false
+			q.mu.Unlock()
+		}
 	case kindPreflight:
 		if sn, ok := q.current(e.id, e.ver); ok {
-			s.spawn(ctx, s.bg, func(ctx context.Context) { s.preflight(ctx, sn) })
+			// A pre-flight that finds no slot is skipped: the shot goes
+			// ahead on the last snapshot.
+			s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.preflight(ctx, sn) })
 		}
 	case kindSettle:
-		s.spawn(ctx, s.bg, func(ctx context.Context) { s.settle(ctx, e.id) })
+		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.settle(ctx, e.id) }) {
+			q.requeue(e)
+		}
 	case kindDisabled:
-		s.spawn(ctx, s.bg, func(ctx context.Context) { s.settleDisabled(ctx, e.id) })
+		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.settleDisabled(ctx, e.id) }) {
+			q.requeue(e)
+		}
+	case kindResolve:
+		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.resolveStep(lowPriority(ctx), e.id) }) {
+			q.requeue(e)
+		}
 	}
+}
+
+// busyRetry is how soon background work that found every slot taken is
+// tried again.
+const busyRetry = 100 * time.Millisecond
+
+// requeue puts e back, busyRetry later, without starting a goroutine.
+func (q *schedule) requeue(e entry) {
+	e.at = q.s.marketNow().Add(busyRetry)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.pushLocked(e)
 }
 
 // loadLoop keeps the horizon filled from the store.
@@ -331,7 +405,11 @@ func (s *Sniper) load(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	for _, sn := range sns {
-		s.sched.track(sn)
+		// An item already over is settleOverdue's (recovery, sweep): a
+		// backlog left by downtime must not crowd out the shots due now.
+		if now.Before(sn.Item.End) {
+			s.sched.track(sn)
+		}
 	}
 	s.sched.prune(now.Add(-time.Minute))
 	if len(sns) == s.cfg.LoadLimit {

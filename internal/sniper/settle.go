@@ -31,19 +31,31 @@ func (s *Sniper) settle(ctx context.Context, id int64) {
 			return
 		}
 	}
-	retry := func() { s.sched.settleAt(id, s.clk.Now().Add(settleRetry), &sn) }
+	retry := func(err error) {
+		at := s.clk.Now().Add(settleRetry) // refused: no point asking faster
+		if market.Transient(err) {
+			at = s.health.retryAt(s.clk.Now())
+		}
+		s.sched.settleAt(id, at, &sn)
+	}
 	user, err := s.userName(ctx, sn.AccountID)
 	if err != nil {
-		retry()
+		s.sched.settleAt(id, s.clk.Now().Add(settleRetry), &sn)
+		return
+	}
+	// While the marketplace fails, retries share one backoff (backoff.go).
+	if ok, at := s.health.admit(s.clk.Now()); !ok {
+		s.sched.settleAt(id, at, &sn)
 		return
 	}
 	bs, err := s.mk.BidState(ctx, user, sn.ItemNo)
+	s.health.report(s.clk.Now(), err)
 	switch {
 	case errors.Is(err, market.ErrNotFound):
-		s.record(ctx, sn, []store.State{store.StatePlaced}, store.StateSettled, outcome.NotFound, "", time.Time{})
+		s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StatePlaced}, To: store.StateSettled, Outcome: outcome.NotFound})
 		return
 	case err != nil:
-		retry()
+		retry(err)
 		return
 	case !bs.Ended:
 		// Not over yet on the marketplace: our snapshot's end may be
@@ -59,7 +71,7 @@ func (s *Sniper) settle(ctx context.Context, id int64) {
 	}
 	code, detail := result(sn, bs)
 	s.markEnded(ctx, sn, bs.CurrentPrice)
-	s.record(ctx, sn, []store.State{store.StatePlaced}, store.StateSettled, code, detail, time.Time{})
+	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StatePlaced}, To: store.StateSettled, Outcome: code, Detail: detail})
 }
 
 // result maps a user's standing on an ended item to the snipe's outcome.
@@ -108,7 +120,7 @@ func (s *Sniper) settleDisabled(ctx context.Context, id int64) {
 		return
 	}
 	s.markEnded(ctx, sn, 0)
-	s.record(ctx, sn, []store.State{store.StateScheduled}, store.StateSettled, outcome.Disabled, "", time.Time{})
+	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Disabled})
 }
 
 // sweepLoop periodically catches what the in-memory schedule cannot: placed
@@ -158,6 +170,11 @@ func (s *Sniper) sweepDisabled(ctx context.Context) error {
 }
 
 func (s *Sniper) sweep(ctx context.Context) error {
+	// Snipes never sent while their auction ran (the loader skips ended
+	// items), e.g. because the store was unavailable at their moment.
+	if err := s.settleOverdue(ctx, "sniped could not send it in time (the service or its database was unavailable)"); err != nil {
+		return err
+	}
 	now := s.marketNow()
 	placed, err := s.st.SnipesInState(ctx, store.StatePlaced, now, s.cfg.LoadLimit)
 	if err != nil {
@@ -174,7 +191,7 @@ func (s *Sniper) sweep(ctx context.Context) error {
 	}
 	for _, sn := range firing {
 		if !s.sched.inFlight(sn.ID) {
-			s.spawn(ctx, s.bg, func(ctx context.Context) { s.resolveFiring(ctx, sn) })
+			s.resolve(sn)
 		}
 	}
 	return nil

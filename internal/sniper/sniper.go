@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market"
@@ -40,8 +41,12 @@ const (
 	DefaultArmLead = time.Second
 	// DefaultArmPerSnipe is added to the arm lead for each other snipe due
 	// in the same second (about one store write each), so that a burst is
-	// marked firing before its moment: 5,000 at once arm from 3.5 s ahead.
+	// marked firing before its moment, up to MaxArmLead: 2,000 or more at
+	// once arm from 2 s ahead.
 	DefaultArmPerSnipe = 500 * time.Microsecond
+	// MaxArmLead caps how long before its moment a snipe is marked firing,
+	// however crowded the moment: users' edits are accepted until then.
+	MaxArmLead = 2 * time.Second
 	// DefaultMaxInFlight bounds concurrent snipe goroutines (arming,
 	// sending, settling), so a burst does not serialize behind marketplace
 	// latency yet cannot grow without limit.
@@ -55,11 +60,9 @@ const (
 	// DefaultOffsetEvery is how often the clock offset is re-measured.
 	DefaultOffsetEvery = time.Minute
 	// DefaultRetryCutoff: transient failures are retried until this long
-	// before the item's end.
+	// before the item's end, and a snipe whose moment passed (late start)
+	// is still sent while at least this long remains.
 	DefaultRetryCutoff = 500 * time.Millisecond
-	// DefaultMissedAfter: at startup, a snipe whose moment passed more
-	// than this long ago is settled as missed rather than fired late.
-	DefaultMissedAfter = time.Second
 	// DefaultPreflightFar and DefaultPreflightNear are when the item is
 	// refreshed before the shot.
 	DefaultPreflightFar  = time.Minute
@@ -88,7 +91,6 @@ type Config struct {
 	Sweep         time.Duration
 	OffsetEvery   time.Duration
 	RetryCutoff   time.Duration
-	MissedAfter   time.Duration
 	PreflightFar  time.Duration
 	PreflightNear time.Duration
 	LoadLimit     int
@@ -108,7 +110,6 @@ func (c *Config) defaults() {
 	set(&c.Sweep, DefaultSweep)
 	set(&c.OffsetEvery, DefaultOffsetEvery)
 	set(&c.RetryCutoff, DefaultRetryCutoff)
-	set(&c.MissedAfter, DefaultMissedAfter)
 	set(&c.PreflightFar, DefaultPreflightFar)
 	set(&c.PreflightNear, DefaultPreflightNear)
 	if c.MaxInFlight <= 0 {
@@ -129,12 +130,26 @@ func (c *Config) defaults() {
 type Sniper struct {
 	cfg Config
 	st  store.Store
-	mk  market.Market // instrumented
+	mk  market.Market
 	clk clock.Clock
 	log *slog.Logger
 	met *metrics
 
-	offset atomic.Int64 // marketplace minus local clock, nanoseconds
+	// anchor maps the local clock to the marketplace's (offset.go);
+	// measured is set once a measurement succeeded.
+	anchor   atomic.Pointer[anchor]
+	measured atomic.Bool
+	// retimeCh is closed (and replaced) when the offset changes by more
+	// than retimeThreshold, waking the shots waiting for their moment.
+	retimeMu sync.Mutex
+	retimeCh chan struct{}
+	// health is the shared backoff of lookups retried after marketplace
+	// failures (backoff.go).
+	health health
+	// resolving holds the firing snipes being resolved (recover.go), so
+	// that none is resolved twice at once.
+	resolvingMu sync.Mutex
+	resolving   map[int64]store.Snipe
 
 	sched *schedule
 	// sem bounds the goroutines arming and sending shots; bg bounds the
@@ -143,6 +158,8 @@ type Sniper struct {
 	sem chan struct{}
 	bg  chan struct{}
 	wg  sync.WaitGroup
+	// live counts the goroutines the sniper started that are running.
+	live atomic.Int64
 
 	// changed holds IDs passed to Changed until the scheduler handles them.
 	changedMu  sync.Mutex
@@ -163,7 +180,7 @@ func New(cfg Config) *Sniper {
 	s := &Sniper{
 		cfg:        cfg,
 		st:         &gatedStore{Store: cfg.Store, g: &gate{}},
-		mk:         instrument(cfg.Market, met, cfg.Clock),
+		mk:         cfg.Market,
 		clk:        cfg.Clock,
 		log:        cfg.Logger,
 		met:        met,
@@ -173,30 +190,42 @@ func New(cfg Config) *Sniper {
 		changedSig: make(chan struct{}, 1),
 		accounts:   map[int64]string{},
 		groups:     map[int64]*groupLock{},
+		resolving:  map[int64]store.Snipe{},
+		retimeCh:   make(chan struct{}),
 	}
+	promauto.With(cfg.Registerer).NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sniped_sniper_goroutines",
+		Help: "Goroutines the sniper runs: its loops, shots and background work (each within its slots).",
+	}, func() float64 { return float64(s.live.Load()) })
+	now := cfg.Clock.Now()
+	s.anchor.Store(&anchor{local: now, market: now.Round(0)})
 	s.sched = newSchedule(s)
 	return s
 }
 
-// Market returns the instrumented marketplace the sniper uses, so that other
-// callers (the API) can share its call metrics.
-func (s *Sniper) Market() market.Market { return s.mk }
-
-// Run recovers what a previous run left behind, then schedules and fires
-// snipes until ctx ends. It returns nil when ctx ends, after every goroutine
-// it started has stopped.
+// Run measures the marketplace clock, then schedules and fires snipes until
+// ctx ends, while recovering what a previous run left behind in the
+// background. It returns nil when ctx ends, after every goroutine it started
+// has stopped.
 func (s *Sniper) Run(ctx context.Context) error {
 	defer s.wg.Wait()
-	if err := s.measureOffset(ctx); err != nil {
-		s.log.Warn("clock offset: first measurement failed; assuming 0", "err", err)
+	// The offset is measured before the first snipe is armed (a wrong one
+	// moves every shot); recovery needs it too. A marketplace that does
+	// not answer delays arming by at most firstOffsetWait.
+	s.firstOffset(ctx)
+	// The snipes left firing are listed before anything is armed: once
+	// the scheduler runs, this process marks snipes firing too, and those
+	// are its own to send, not a crash's leftovers to resolve.
+	leftovers, err := s.st.SnipesInState(ctx, store.StateFiring, farFuture, s.cfg.LoadLimit)
+	if err != nil && ctx.Err() == nil {
+		s.log.Error("recovery: list firing snipes; the sweep finds them later", "err", err)
 	}
-	if err := s.recover(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
+	s.goBackground(ctx, func(ctx context.Context) {
+		if err := s.recover(ctx, leftovers); err != nil && ctx.Err() == nil {
+			// What recovery missed, the sweep finds.
+			s.log.Error("recovery incomplete; the sweep retries", "err", err)
 		}
-		// Recovery failures are retried by the sweep; keep running.
-		s.log.Error("recovery incomplete; the sweep retries", "err", err)
-	}
+	})
 	s.goBackground(ctx, s.offsetLoop)
 	s.goBackground(ctx, s.loadLoop)
 	s.goBackground(ctx, s.sweepLoop)
@@ -207,23 +236,45 @@ func (s *Sniper) Run(ctx context.Context) error {
 
 func (s *Sniper) goBackground(ctx context.Context, f func(context.Context)) {
 	s.wg.Add(1)
+	s.live.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer s.live.Add(-1)
 		f(ctx)
 	}()
 }
 
-// spawn runs f on its own goroutine, bounded by the slots of sem (s.sem
-// or s.bg). It waits for a slot only when the limit is reached.
-func (s *Sniper) spawn(ctx context.Context, sem chan struct{}, f func(context.Context)) {
+// spawn runs f on its own goroutine once it holds one of sem's slots (s.sem
+// or s.bg): it waits for the slot first, so a backlog never piles up as
+// goroutines. It reports false, without running f, when ctx ended first.
+func (s *Sniper) spawn(ctx context.Context, sem chan struct{}, f func(context.Context)) bool {
+	select {
+	case sem <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	s.start(ctx, sem, f)
+	return true
+}
+
+// trySpawn is spawn without waiting: false when every slot is taken.
+func (s *Sniper) trySpawn(ctx context.Context, sem chan struct{}, f func(context.Context)) bool {
+	select {
+	case sem <- struct{}{}:
+	default:
+		return false
+	}
+	s.start(ctx, sem, f)
+	return true
+}
+
+// start runs f on a goroutine that owns a slot of sem already taken.
+func (s *Sniper) start(ctx context.Context, sem chan struct{}, f func(context.Context)) {
 	s.wg.Add(1)
+	s.live.Add(1)
 	go func() {
 		defer s.wg.Done()
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return
-		}
+		defer s.live.Add(-1)
 		defer func() { <-sem }()
 		f(ctx)
 	}()

@@ -3,27 +3,32 @@ package sniper
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/key"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/markettest"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/outcome"
 	"github.com/sniped/sniped/internal/store"
+	"github.com/sniped/sniped/internal/store/sqlite"
 )
 
-// bundle is one test's world: a reference marketplace, an in-memory store,
-// an account and a sniper, all on the synctest bubble's virtual clock.
-// setup must be called inside synctest.Test.
+// bundle is one test's world: a reference marketplace, the real SQLite
+// store (behind a wrapper that can inject store faults), an account and a
+// sniper, all on the synctest bubble's virtual clock. setup must be called
+// inside synctest.Test: the store is opened inside the bubble and closed
+// (by t.Cleanup, still inside it) after the sniper stopped.
 type bundle struct {
 	t    *testing.T
 	ctx  context.Context
 	mk   *markettest.Market
-	st   *memStore
+	st   *faultStore
 	acct store.Account
 	cfg  Config
 	sn   *Sniper
@@ -33,9 +38,13 @@ type bundle struct {
 func setup(t *testing.T, opts ...func(*Config)) *bundle {
 	t.Helper()
 	ctx := context.Background()
-	b := &bundle{t: t, ctx: ctx, mk: markettest.New(clock.Real{}), st: newMemStore(), reg: prometheus.NewRegistry()}
-	var err error
-	if b.acct, err = b.st.CreateAccount(ctx, "alice", store.TierPaid, nil, time.Now()); err != nil {
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "sniped.db"))
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b := &bundle{t: t, ctx: ctx, mk: markettest.New(clock.Real{}), st: newFaultStore(db), reg: prometheus.NewRegistry()}
+	if b.acct, err = b.st.CreateAccount(ctx, "alice", store.TierPaid, key.Hash("alice"), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	b.cfg = Config{
@@ -47,6 +56,22 @@ func setup(t *testing.T, opts ...func(*Config)) *bundle {
 	}
 	b.sn = New(b.cfg)
 	return b
+}
+
+// restart replaces the sniper with a fresh one on the same store and
+// marketplace, as a new process would be (call start afterwards).
+func (b *bundle) restart() {
+	b.cfg.Registerer = nil
+	b.sn = New(b.cfg)
+}
+
+// mark moves a stored snipe between states directly, to set up what a
+// crash left behind.
+func (b *bundle) mark(id int64, from, to store.State, code outcome.Code) {
+	b.t.Helper()
+	if err := b.st.Store.Transition(b.ctx, store.TransitionParams{ID: id, From: []store.State{from}, To: to, Outcome: code}); err != nil {
+		b.t.Fatalf("mark snipe %d %s→%s: %v", id, from, to, err)
+	}
 }
 
 // start runs the sniper until the test ends.

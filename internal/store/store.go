@@ -30,6 +30,7 @@ type Store interface {
 	AccountStore
 	SnipeStore
 	SearchStore
+	MarketLinkStore
 	// Close releases the database.
 	Close() error
 }
@@ -207,13 +208,43 @@ type SnipeStore interface {
 	// `before`, by FireAt then ID. For StateScheduled only armed snipes are
 	// returned: Enabled, Bid > 0 and Item not Ended.
 	SnipesInState(ctx context.Context, state State, before time.Time, limit int) ([]Snipe, error)
-	// Transition moves a snipe from one of `from` to `to` with an outcome,
+	// Transition moves a snipe from one of p.From to p.To with an outcome,
 	// atomically (compare-and-set). It is ErrConflict if the snipe is not in
-	// one of `from`, so two movers never both win. placedAt is stored when
-	// not zero.
-	Transition(ctx context.Context, id int64, from []State, to State, o outcome.Code, detail string, placedAt time.Time) error
+	// one of p.From (or fails p.IfBid), so two movers never both win.
+	Transition(ctx context.Context, p TransitionParams) error
 	// UpdateItem stores a fresher snapshot of a snipe's item and recomputes FireAt.
 	UpdateItem(ctx context.Context, id int64, item ItemSnapshot) error
+}
+
+// Syncer is implemented by stores whose ordinary commits may not survive
+// power loss (SQLite). Sync returns once every write committed before the
+// call is durable. A caller that queues its store calls (the sniper's
+// priority gate) may make a durable write in two steps, Transition without
+// Durable and then Sync outside its queue, so that waiting for the disk
+// holds up no one.
+type Syncer interface {
+	Sync(ctx context.Context) error
+}
+
+// TransitionParams is one Transition: a compare-and-set of a snipe's state.
+type TransitionParams struct {
+	ID   int64
+	From []State
+	To   State
+	// Outcome and Detail replace the stored outcome and its detail text.
+	Outcome outcome.Code
+	Detail  string
+	// PlacedAt is stored when not zero: when the bid reached the marketplace.
+	PlacedAt time.Time
+	// Durable makes the write survive power loss before Transition
+	// returns (an fsync), where the engine does not already guarantee
+	// it for every commit. The sniper sets it on the firing mark and on
+	// the record of a placed bid.
+	Durable bool
+	// IfBid, when not zero, makes the move also conditional on the stored
+	// bid still being IfBid: a decision taken on a bid that a user's edit
+	// has since changed (pre-flight's "too low") does not apply.
+	IfBid money.Amount
 }
 
 // Search is a saved search.
@@ -233,4 +264,32 @@ type SearchStore interface {
 	Searches(ctx context.Context, accountID int64) ([]Search, error)
 	// DeleteSearch removes one of the account's saved searches.
 	DeleteSearch(ctx context.Context, accountID, id int64) error
+}
+
+// MarketLink links an account to its marketplace user: whom sniped bids as,
+// and that user's refresh token, sealed by the caller (package marketlink).
+// The store only ever holds the ciphertext.
+type MarketLink struct {
+	AccountID int64
+	// Market names the marketplace the token belongs to (e.g. the eBay API
+	// URL), so that a token is never sent to another marketplace.
+	Market string
+	// User is the marketplace user name.
+	User string
+	// SealedToken is the encrypted refresh token.
+	SealedToken []byte
+	// TokenExpires is when the refresh token expires; zero when unknown.
+	TokenExpires time.Time
+	LinkedAt     time.Time
+}
+
+// MarketLinkStore keeps each account's marketplace link (at most one).
+type MarketLinkStore interface {
+	// SetMarketLink creates or replaces the account's link. An unknown
+	// account is ErrNotFound.
+	SetMarketLink(ctx context.Context, l MarketLink) error
+	// MarketLink returns the account's link; ErrNotFound when unlinked.
+	MarketLink(ctx context.Context, accountID int64) (MarketLink, error)
+	// DeleteMarketLink removes the account's link; ErrNotFound when unlinked.
+	DeleteMarketLink(ctx context.Context, accountID int64) error
 }

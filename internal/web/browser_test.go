@@ -550,9 +550,9 @@ func TestDashboardShowsInterfaceErrors(t *testing.T) {
 
 func TestDashboardRateLimited(t *testing.T) {
 	t.Parallel()
-	// Connecting costs three calls (justTesting, getUserItems,
-	// getUserSearches); the refresh is the fourth and is refused.
-	s := newStack(t, stackOptions{rateLimit: 0.01, rateBurst: 3})
+	// Connecting costs four calls (justTesting, getMarketAccount,
+	// getUserItems, getUserSearches); the refresh is the fifth and is refused.
+	s := newStack(t, stackOptions{rateLimit: 0.01, rateBurst: 4})
 	tb := s.open(1280)
 	tb.connect(s.key)
 	tb.do("refresh", chromedp.Click(chromedp.ID("refresh-btn")))

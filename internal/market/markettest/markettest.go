@@ -1,14 +1,17 @@
 // Package markettest is a lean in-process marketplace for the sniper's tests
-// and benchmark. It follows the real marketplace's bidding rules closely
-// enough to produce every outcome (proxy bidding, increments, reserve, Buy It
-// Now, early ends) and adds what tests need on top: configurable latency,
-// failure injection, a skewed clock and a record of every bid it received.
+// and benchmark. Its bidding rules are package auction's, the same as the
+// simulator's (proxy bidding, increments, reserve, Buy It Now, early ends),
+// and it adds what tests need on top: configurable latency, failure
+// injection, a skewed clock and a record of every bid it received. It
+// passes the marketplace contract suite (package contract).
 package markettest
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/market/auction"
 	"github.com/sniped/sniped/internal/money"
 )
 
@@ -61,15 +65,13 @@ type Market struct {
 	onPlaced func(user string, itemNo int64, max money.Amount)
 }
 
+// lot is one listing: the fixed details shown in market.Item, the auction
+// (rules, price, ending) and every bid received.
 type lot struct {
-	item    market.Item
-	reserve money.Amount
+	item    market.Item // the listing's fixed fields; Fill adds the auction's
+	auction *auction.Auction
 	bids    []Bid
-	// leader and leaderMax are the current high bidder and maximum.
-	leader    string
-	leaderMax money.Amount
-	maxOf     map[string]money.Amount
-	barred    map[string]bool
+	barred  map[string]bool
 }
 
 // New returns an empty marketplace on clk.
@@ -114,9 +116,11 @@ func (m *Market) Calls(method string) int {
 
 // ItemSpec describes a listing for Add.
 type ItemSpec struct {
-	Title      string
-	Seller     string
+	Title      string // default "Item N"
+	Category   string // default "Test:Things"
+	Seller     string // default "seller"
 	Currency   string // default USD
+	Country    string // default US
 	StartPrice money.Amount
 	Reserve    money.Amount
 	BuyItNow   money.Amount
@@ -147,6 +151,12 @@ func (m *Market) addLocked(no int64, spec ItemSpec) market.Item {
 	if spec.Currency == "" {
 		spec.Currency = "USD"
 	}
+	if spec.Country == "" {
+		spec.Country = "US"
+	}
+	if spec.Category == "" {
+		spec.Category = "Test:Things"
+	}
 	if spec.Seller == "" {
 		spec.Seller = "seller"
 	}
@@ -156,23 +166,28 @@ func (m *Market) addLocked(no int64, spec ItemSpec) market.Item {
 	if spec.StartPrice <= 0 {
 		spec.StartPrice = 100
 	}
+	end := now.Add(spec.EndsIn).Truncate(time.Millisecond)
+	if !spec.EndAt.IsZero() {
+		end = spec.EndAt
+	}
 	l := &lot{
 		item: market.Item{
-			ItemNo: no, Title: spec.Title, Category: "Test:Things", Currency: spec.Currency, Country: "US",
-			SellerID: spec.Seller, SellerScore: 100, SellerPercent: 99.5, ShippingType: "Flat",
-			StartPrice: spec.StartPrice, CurrentPrice: spec.StartPrice, MinimumToBid: spec.StartPrice,
-			HasReserve: spec.Reserve > 0, BuyItNow: spec.BuyItNow,
-			Start: now, End: now.Add(spec.EndsIn).Truncate(time.Millisecond),
+			ItemNo: no, Title: spec.Title, Category: spec.Category, Country: spec.Country,
+			SellerScore: 100, SellerPercent: 99.5, ShippingType: "Flat", Start: now,
 		},
-		reserve: spec.Reserve,
-		maxOf:   map[string]money.Amount{},
-		barred:  map[string]bool{},
-	}
-	if !spec.EndAt.IsZero() {
-		l.item.End = spec.EndAt
+		auction: auction.New(auction.Terms{Currency: spec.Currency, Seller: spec.Seller, Start: spec.StartPrice,
+			Reserve: spec.Reserve, BuyItNow: spec.BuyItNow, End: end}),
+		barred: map[string]bool{},
 	}
 	m.items[no] = l
-	return l.item
+	return m.itemLocked(l)
+}
+
+// itemLocked renders a lot as the marketplace shows it now.
+func (m *Market) itemLocked(l *lot) market.Item {
+	it := l.item
+	l.auction.Fill(&it, m.nowLocked())
+	return it
 }
 
 // Bar makes user ineligible to bid on itemNo.
@@ -191,7 +206,10 @@ func (m *Market) Remove(itemNo int64) {
 	delete(m.items, itemNo)
 }
 
-// End ends an auction early: reason is market.EndedCancelled or market.EndedSold.
+// End ends an auction early as its seller: reason is market.EndedCancelled,
+// or market.EndedSold, which needs a high bidder at or above the reserve
+// (auction.ErrNothingToSell). An ended auction gives the market sentinel
+// saying how it ended.
 func (m *Market) End(itemNo int64, reason market.EndReason) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -199,15 +217,16 @@ func (m *Market) End(itemNo int64, reason market.EndReason) error {
 	if l == nil {
 		return market.ErrNotFound
 	}
-	m.settleLocked(l)
-	if l.item.Ended {
-		return market.ErrEnded
+	switch reason {
+	case market.EndedCancelled, market.EndedSold:
+	default:
+		return fmt.Errorf("markettest: End with reason %q: want cancelled or sold-early", reason)
 	}
-	l.item.Ended, l.item.EndReason, l.item.End = true, reason, m.nowLocked()
-	return nil
+	return l.auction.EndEarly(m.nowLocked(), reason == market.EndedSold)
 }
 
-// BuyItNow ends the auction with a Buy It Now purchase by user.
+// BuyItNow ends the auction with a Buy It Now purchase by user, which
+// needs Buy It Now still offered (auction.ErrNotOffered).
 func (m *Market) BuyItNow(itemNo int64, user string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -215,22 +234,27 @@ func (m *Market) BuyItNow(itemNo int64, user string) error {
 	if l == nil {
 		return market.ErrNotFound
 	}
-	m.settleLocked(l)
-	if l.item.Ended {
-		return market.ErrEnded
-	}
-	l.item.Ended, l.item.EndReason, l.item.End = true, market.EndedBuyItNow, m.nowLocked()
-	l.leader, l.leaderMax = user, l.item.BuyItNow
-	l.item.CurrentPrice = l.item.BuyItNow
-	return nil
+	return l.auction.BuyItNow(user, m.nowLocked())
 }
 
-// SetEnd moves an item's end time (marketplace clock).
+// SetEnd moves an item's scheduled end time (marketplace clock), as if
+// the listing had always ended then: its bids are replayed on the new
+// terms.
 func (m *Market) SetEnd(itemNo int64, end time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if l := m.items[itemNo]; l != nil {
-		l.item.End = end
+	l := m.items[itemNo]
+	if l == nil {
+		return
+	}
+	terms, ending := l.auction.Terms(), l.auction.Ending()
+	terms.End = end
+	l.auction = auction.New(terms)
+	l.auction.Restore(ending)
+	for _, b := range l.bids {
+		if b.Accepted {
+			l.auction.Accept(b.Bidder, b.Max, b.Time)
+		}
 	}
 }
 
@@ -252,6 +276,18 @@ func (m *Market) Bids(itemNo int64) []Bid {
 	return nil
 }
 
+// Peek returns an item as Item shows it, without latency, failure
+// injection or counting a call: the ground truth for tests.
+func (m *Market) Peek(itemNo int64) (market.Item, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l := m.items[itemNo]
+	if l == nil {
+		return market.Item{}, fmt.Errorf("item %d: %w", itemNo, market.ErrNotFound)
+	}
+	return m.itemLocked(l), nil
+}
+
 // Winner returns who bought an ended item ("" when nobody did).
 func (m *Market) Winner(itemNo int64) string {
 	m.mu.Lock()
@@ -260,41 +296,20 @@ func (m *Market) Winner(itemNo int64) string {
 	if l == nil {
 		return ""
 	}
-	m.settleLocked(l)
-	if !l.item.Ended {
-		return ""
-	}
-	return winnerLocked(l)
+	return l.auction.Winner(m.nowLocked())
 }
 
-// AddToWatchList puts itemNo on user's watch list.
+// AddToWatchList puts itemNo on user's watch list (a no-op when it is
+// already there).
 func (m *Market) AddToWatchList(user string, itemNo int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.watch[user] = append(m.watch[user], itemNo)
-}
-
-func winnerLocked(l *lot) string {
-	switch l.item.EndReason {
-	case market.EndedCancelled:
-		return ""
-	case market.EndedBuyItNow:
-		return l.leader
+	if !slices.Contains(m.watch[user], itemNo) {
+		m.watch[user] = append(m.watch[user], itemNo)
 	}
-	if l.leader == "" || (l.reserve > 0 && l.leaderMax < l.reserve) {
-		return ""
-	}
-	return l.leader
 }
 
 func (m *Market) nowLocked() time.Time { return m.clk.Now().Add(m.offset) }
-
-// settleLocked marks an item ended once its end time has passed.
-func (m *Market) settleLocked(l *lot) {
-	if !l.item.Ended && !m.nowLocked().Before(l.item.End) {
-		l.item.Ended, l.item.EndReason = true, market.EndedNormally
-	}
-}
 
 // enter counts a call, waits the request half of the latency and applies
 // injection. It returns the error to fail the call with.
@@ -344,35 +359,60 @@ func (m *Market) Item(ctx context.Context, itemNo int64) (market.Item, error) {
 	defer m.mu.Unlock()
 	l := m.items[itemNo]
 	if l == nil {
-		return market.Item{}, market.ErrNotFound
+		return market.Item{}, fmt.Errorf("item %d: %w", itemNo, market.ErrNotFound)
 	}
-	m.settleLocked(l)
-	return l.item, nil
+	return m.itemLocked(l), nil
 }
 
-// Search implements market.Market: a case-insensitive title match.
+// Search implements market.Market: live items whose title or category
+// contains every word of query (case-insensitive), in country ("" = any),
+// soonest-ending first (ties by item number), at most limit (default 100).
 func (m *Market) Search(ctx context.Context, query, country string, limit int) ([]market.Item, error) {
 	if err := m.enter(ctx, MethodSearch, "", 0); err != nil {
 		return nil, err
 	}
 	defer m.leave(ctx)
+	if limit <= 0 {
+		limit = DefaultSearchLimit
+	}
+	words := strings.Fields(strings.ToLower(query))
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []market.Item
 	for _, l := range m.items {
-		m.settleLocked(l)
-		if !l.item.Ended && strings.Contains(strings.ToLower(l.item.Title), strings.ToLower(query)) && (country == "" || country == l.item.Country) {
-			out = append(out, l.item)
+		it := m.itemLocked(l)
+		if it.Ended || (country != "" && country != it.Country) || !matches(strings.ToLower(it.Title+" "+it.Category), words) {
+			continue
 		}
+		out = append(out, it)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].End.Before(out[j].End) })
-	if limit > 0 && len(out) > limit {
+	slices.SortFunc(out, func(a, b market.Item) int {
+		if c := a.End.Compare(b.End); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ItemNo, b.ItemNo)
+	})
+	if len(out) > limit {
 		out = out[:limit]
 	}
 	return out, nil
 }
 
-// WatchList implements market.Market.
+// DefaultSearchLimit applies when Search is given limit <= 0.
+const DefaultSearchLimit = 100
+
+// matches reports whether text contains every word.
+func matches(text string, words []string) bool {
+	for _, w := range words {
+		if !strings.Contains(text, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// WatchList implements market.Market: the items added with AddToWatchList
+// that still exist, ended or not, soonest-ending first.
 func (m *Market) WatchList(ctx context.Context, user string) ([]market.Item, error) {
 	if err := m.enter(ctx, MethodWatchList, user, 0); err != nil {
 		return nil, err
@@ -380,12 +420,13 @@ func (m *Market) WatchList(ctx context.Context, user string) ([]market.Item, err
 	defer m.leave(ctx)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []market.Item
+	out := []market.Item{}
 	for _, no := range m.watch[user] {
 		if l := m.items[no]; l != nil {
-			out = append(out, l.item)
+			out = append(out, m.itemLocked(l))
 		}
 	}
+	slices.SortStableFunc(out, func(a, b market.Item) int { return a.End.Compare(b.End) })
 	return out, nil
 }
 
@@ -405,90 +446,22 @@ func (m *Market) PlaceBid(ctx context.Context, user string, itemNo int64, max mo
 	return r, err
 }
 
+// placeLocked judges and records a bid. Every bid on an existing item is
+// recorded, accepted or not.
 func (m *Market) placeLocked(user string, itemNo int64, max money.Amount) (market.BidReceipt, error) {
 	l := m.items[itemNo]
 	if l == nil {
-		return market.BidReceipt{}, market.ErrNotFound
+		return market.BidReceipt{}, &market.BidError{Err: market.ErrNotFound}
 	}
-	m.settleLocked(l)
 	now := m.nowLocked()
-	reject := func(err error) (market.BidReceipt, error) {
-		l.bids = append(l.bids, Bid{Bidder: user, Max: max, Time: now, Err: err})
-		return market.BidReceipt{}, &market.BidError{Err: err, Minimum: l.item.MinimumToBid, CurrentPrice: l.item.CurrentPrice}
+	r, err := l.auction.Place(auction.Bid{Bidder: user, Max: max, Time: now, Ineligible: l.barred[user]})
+	b := Bid{Bidder: user, Max: max, Time: now, Accepted: err == nil}
+	var be *market.BidError
+	if errors.As(err, &be) {
+		b.Err = be.Err
 	}
-	it := &l.item
-	switch {
-	case it.Ended && it.EndReason == market.EndedCancelled:
-		return reject(market.ErrCancelled)
-	case it.Ended && it.EndReason == market.EndedBuyItNow:
-		return reject(market.ErrEndedByBuyItNow)
-	case it.Ended:
-		return reject(market.ErrEnded)
-	case user == it.SellerID:
-		return reject(market.ErrSellerCannotBid)
-	case l.barred[user]:
-		return reject(market.ErrIneligible)
-	case it.BuyItNow > 0 && max >= it.BuyItNow:
-		return reject(market.ErrBINPriceReached)
-	}
-	if user == l.leader {
-		if max <= l.leaderMax {
-			return reject(market.ErrCannotLowerMax)
-		}
-	} else {
-		if it.Bids > 0 && max < it.CurrentPrice || it.Bids == 0 && max < it.StartPrice {
-			return reject(market.ErrTooLow)
-		}
-		if max < it.MinimumToBid {
-			return reject(market.ErrIncrementNotMet)
-		}
-	}
-	l.bids = append(l.bids, Bid{Bidder: user, Max: max, Time: now, Accepted: true})
-	if max > l.maxOf[user] {
-		l.maxOf[user] = max
-	}
-	it.Bids++
-	m.reprice(l)
-	return market.BidReceipt{HighBidder: l.leader == user, CurrentPrice: it.CurrentPrice, Time: now}, nil
-}
-
-// reprice applies proxy bidding: the highest maximum leads (earlier wins
-// ties) at min(highest, second + increment(second)), lifted to the reserve
-// when the leader's maximum reaches it.
-func (m *Market) reprice(l *lot) {
-	type cand struct {
-		max money.Amount
-		at  int // index of the bid that set max; earlier wins ties
-	}
-	best := map[string]cand{}
-	for i, b := range l.bids {
-		if c, ok := best[b.Bidder]; b.Accepted && (!ok || b.Max > c.max) {
-			best[b.Bidder] = cand{b.Max, i}
-		}
-	}
-	leader, lead := "", cand{}
-	for u, c := range best {
-		if leader == "" || c.max > lead.max || c.max == lead.max && c.at < lead.at {
-			leader, lead = u, c
-		}
-	}
-	var second money.Amount
-	for u, c := range best {
-		if u != leader && c.max > second {
-			second = c.max
-		}
-	}
-	price := l.item.StartPrice
-	if second > 0 {
-		price = min(lead.max, second+Increment(second))
-	}
-	if l.reserve > 0 && lead.max >= l.reserve && price < l.reserve {
-		price = l.reserve
-	}
-	l.leader, l.leaderMax = leader, lead.max
-	l.item.CurrentPrice = price
-	l.item.MinimumToBid = price + Increment(price)
-	l.item.ReserveMet = l.reserve == 0 || lead.max >= l.reserve
+	l.bids = append(l.bids, b)
+	return r, err
 }
 
 // BidState implements market.Market.
@@ -501,17 +474,9 @@ func (m *Market) BidState(ctx context.Context, user string, itemNo int64) (marke
 	defer m.mu.Unlock()
 	l := m.items[itemNo]
 	if l == nil {
-		return market.BidState{}, market.ErrNotFound
+		return market.BidState{}, fmt.Errorf("item %d: %w", itemNo, market.ErrNotFound)
 	}
-	m.settleLocked(l)
-	mx, has := l.maxOf[user]
-	st := market.BidState{
-		HasBid: has, MaxBid: mx, HighBidder: l.leader == user && user != "",
-		Ended: l.item.Ended, EndReason: l.item.EndReason,
-		ReserveMet: l.reserve == 0 || l.leaderMax >= l.reserve, CurrentPrice: l.item.CurrentPrice,
-	}
-	st.Won = l.item.Ended && winnerLocked(l) == user && user != ""
-	return st, nil
+	return l.auction.Standing(user, m.nowLocked()), nil
 }
 
 // History implements market.Market.
@@ -524,15 +489,9 @@ func (m *Market) History(ctx context.Context, itemNo int64) ([]market.HistoryEnt
 	defer m.mu.Unlock()
 	l := m.items[itemNo]
 	if l == nil {
-		return nil, market.ErrNotFound
+		return nil, fmt.Errorf("item %d: %w", itemNo, market.ErrNotFound)
 	}
-	var out []market.HistoryEntry
-	for _, b := range l.bids {
-		if b.Accepted {
-			out = append(out, market.HistoryEntry{Time: b.Time, Price: l.item.CurrentPrice, Bidder: b.Bidder})
-		}
-	}
-	return out, nil
+	return l.auction.History(), nil
 }
 
 // Now implements market.Market.
@@ -544,20 +503,6 @@ func (m *Market) Now(ctx context.Context) (time.Time, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.nowLocked(), nil
-}
-
-// Increment is the USD bid increment at price (the marketplace's table).
-func Increment(price money.Amount) money.Amount {
-	steps := []struct{ below, inc money.Amount }{
-		{100, 5}, {500, 25}, {2500, 50}, {10000, 100}, {25000, 250},
-		{50000, 500}, {100000, 1000}, {250000, 2500}, {500000, 5000},
-	}
-	for _, s := range steps {
-		if price < s.below {
-			return s.inc
-		}
-	}
-	return 10000
 }
 
 var _ market.Market = (*Market)(nil)

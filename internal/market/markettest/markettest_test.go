@@ -11,94 +11,78 @@ import (
 	"github.com/sniped/sniped/internal/money"
 )
 
-// TestProxyBidding checks the reference marketplace's rules the sniper's
-// tests rely on: proxy price, earlier bid wins ties, increments, reserve and
-// the high bidder's own maximum.
-func TestProxyBidding(t *testing.T) {
+// The bidding rules are package auction's and the Market behaviour is the
+// contract suite's (contract_test.go); these tests cover what only the
+// fake offers.
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// TestSetEndReplays moves an end time: the bids stay, and the auction ends
+// at the new time.
+func TestSetEndReplays(t *testing.T) {
 	t.Parallel()
-	type bid struct {
+	ctx := context.Background()
+	clk := clock.NewFake(t0)
+	m := New(clk)
+	no := m.Add(ItemSpec{StartPrice: 1_00, EndsIn: time.Minute})
+	for _, b := range []struct {
 		user string
 		max  money.Amount
-		err  error
-	}
-	tests := []struct {
-		name       string
-		spec       ItemSpec
-		bids       []bid
-		wantPrice  money.Amount
-		wantLeader string
-	}{
-		{"single bid stays at start", ItemSpec{StartPrice: 100}, []bid{{"a", 500, nil}}, 100, "a"},
-		{"second sets price plus increment", ItemSpec{StartPrice: 100}, []bid{{"a", 500, nil}, {"b", 400, nil}}, 425, "a"},
-		{"price capped by leader's max", ItemSpec{StartPrice: 100}, []bid{{"a", 500, nil}, {"b", 490, nil}}, 500, "a"},
-		{"tie goes to the earlier", ItemSpec{StartPrice: 100}, []bid{{"a", 500, nil}, {"b", 500, nil}}, 500, "a"},
-		{"below price is too low", ItemSpec{StartPrice: 100}, []bid{{"a", 500, nil}, {"b", 400, nil}, {"c", 420, market.ErrTooLow}}, 425, "a"},
-		{"increment not met", ItemSpec{StartPrice: 100}, []bid{{"a", 500, nil}, {"b", 400, nil}, {"c", 440, market.ErrIncrementNotMet}}, 425, "a"},
-		{"below start is too low", ItemSpec{StartPrice: 100}, []bid{{"a", 99, market.ErrTooLow}}, 100, ""},
-		{"leader may not lower", ItemSpec{StartPrice: 100}, []bid{{"a", 500, nil}, {"a", 400, market.ErrCannotLowerMax}}, 100, "a"},
-		{"leader may raise without increment", ItemSpec{StartPrice: 100}, []bid{{"a", 500, nil}, {"b", 400, nil}, {"a", 501, nil}}, 425, "a"},
-		{"reserve lifts the price", ItemSpec{StartPrice: 100, Reserve: 1000}, []bid{{"a", 1200, nil}}, 1000, "a"},
-		{"reserve never above the max", ItemSpec{StartPrice: 100, Reserve: 1000}, []bid{{"a", 800, nil}}, 100, "a"},
-		{"seller cannot bid", ItemSpec{StartPrice: 100, Seller: "s"}, []bid{{"s", 500, market.ErrSellerCannotBid}}, 100, ""},
-		{"at BIN price", ItemSpec{StartPrice: 100, BuyItNow: 500}, []bid{{"a", 500, market.ErrBINPriceReached}}, 100, ""},
-	}
-	for _, tt := range tests {
-		m := New(clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)))
-		tt.spec.EndsIn = time.Hour
-		no := m.Add(tt.spec)
-		for _, b := range tt.bids {
-			if err := m.Rival(b.user, no, b.max); !errors.Is(err, b.err) {
-				t.Errorf("%s: bid %s %s: err %v, want %v", tt.name, b.user, b.max, err, b.err)
-			}
-		}
-		it, err := m.Item(context.Background(), no)
-		if err != nil {
+	}{{"a", 5_00}, {"b", 3_00}} {
+		if err := m.Rival(b.user, no, b.max); err != nil {
 			t.Fatal(err)
 		}
-		if it.CurrentPrice != tt.wantPrice {
-			t.Errorf("%s: price %s, want %s", tt.name, it.CurrentPrice, tt.wantPrice)
-		}
-		if tt.wantLeader != "" {
-			if bs, _ := m.BidState(context.Background(), tt.wantLeader, no); !bs.HighBidder {
-				t.Errorf("%s: %s is not the high bidder", tt.name, tt.wantLeader)
-			}
-		}
+	}
+	m.SetEnd(no, t0.Add(2*time.Minute))
+	clk.Advance(time.Minute)
+	it, err := m.Item(ctx, no)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.Ended || !it.End.Equal(t0.Add(2*time.Minute)) || it.CurrentPrice != 3_25 || it.Bids != 2 {
+		t.Errorf("after SetEnd: ended %v end %v price %v bids %d, want running until %v at 3.25 with 2 bids", it.Ended, it.End, it.CurrentPrice, it.Bids, t0.Add(2*time.Minute))
+	}
+	clk.Advance(time.Minute)
+	if w := m.Winner(no); w != "a" {
+		t.Errorf("Winner = %q, want a", w)
 	}
 }
 
-// TestEndAndWinner covers ends: normal end, reserve not met, cancel, Buy It Now.
-func TestEndAndWinner(t *testing.T) {
+// TestCallsOffsetInjectionAndHook covers the fake's test hooks.
+func TestCallsOffsetInjectionAndHook(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	m := New(clk)
-	won := m.Add(ItemSpec{EndsIn: time.Minute})
-	reserve := m.Add(ItemSpec{EndsIn: time.Minute, Reserve: 1000})
-	cancelled := m.Add(ItemSpec{EndsIn: time.Minute})
-	bin := m.Add(ItemSpec{EndsIn: time.Minute, BuyItNow: 2000})
-	for _, no := range []int64{won, reserve, cancelled, bin} {
-		if err := m.Rival("a", no, 500); err != nil {
-			t.Fatal(err)
-		}
+	m := New(clock.NewFake(t0))
+	m.SetOffset(5 * time.Second)
+	if now, err := m.Now(ctx); err != nil || !now.Equal(t0.Add(5*time.Second)) {
+		t.Errorf("Now() = %v, %v, want the clock plus the offset %v", now, err, t0.Add(5*time.Second))
 	}
-	m.End(cancelled, market.EndedCancelled)
-	m.BuyItNow(bin, "b")
-	clk.Advance(time.Minute)
-	tests := []struct {
-		no     int64
-		winner string
-		reason market.EndReason
-	}{{won, "a", market.EndedNormally}, {reserve, "", market.EndedNormally}, {cancelled, "", market.EndedCancelled}, {bin, "b", market.EndedBuyItNow}}
-	for _, tt := range tests {
-		if got := m.Winner(tt.no); got != tt.winner {
-			t.Errorf("item %d: winner %q, want %q", tt.no, got, tt.winner)
+	no := m.Add(ItemSpec{StartPrice: 1_00, EndsIn: time.Hour})
+	var placed []money.Amount
+	m.OnPlaced(func(user string, itemNo int64, max money.Amount) { placed = append(placed, max) })
+	m.SetInjector(func(method, user string, _ int64) error {
+		if method == MethodPlaceBid && user == "down" {
+			return market.ErrUnavailable
 		}
-		bs, _ := m.BidState(ctx, "a", tt.no)
-		if !bs.Ended || bs.EndReason != tt.reason || bs.Won != (tt.winner == "a") {
-			t.Errorf("item %d: BidState %+v, want ended %q won %v", tt.no, bs, tt.reason, tt.winner == "a")
-		}
+		return nil
+	})
+	if _, err := m.PlaceBid(ctx, "down", no, 2_00); !errors.Is(err, market.ErrUnavailable) {
+		t.Errorf("injected PlaceBid = %v, want ErrUnavailable", err)
 	}
-	if err := m.Rival("c", won, 900); !errors.Is(err, market.ErrEnded) {
-		t.Errorf("bid after the end: %v, want ErrEnded", err)
+	if _, err := m.PlaceBid(ctx, "a", no, 50); !errors.Is(err, market.ErrTooLow) {
+		t.Errorf("PlaceBid under the start = %v, want ErrTooLow", err)
+	}
+	if _, err := m.PlaceBid(ctx, "a", no, 2_00); err != nil {
+		t.Fatal(err)
+	}
+	if len(placed) != 1 || placed[0] != 2_00 {
+		t.Errorf("OnPlaced saw %v, want only the accepted 2.00", placed)
+	}
+	if got := m.Calls(MethodPlaceBid); got != 3 {
+		t.Errorf("Calls(PlaceBid) = %d, want 3 (injected failures count)", got)
+	}
+	bids := m.Bids(no)
+	if len(bids) != 2 || bids[0].Accepted || !errors.Is(bids[0].Err, market.ErrTooLow) || !bids[1].Accepted || !bids[1].Time.Equal(t0.Add(5*time.Second)) {
+		t.Errorf("Bids = %+v, want the refused and the accepted bid, on the marketplace clock", bids)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/market/auction"
 	"github.com/sniped/sniped/internal/money"
 )
 
@@ -128,22 +129,21 @@ func (s *Sim) EndEarly(ctx context.Context, itemNo int64, sell bool) error {
 		return err
 	}
 	now := s.nowMs()
+	at := time.UnixMilli(now).UTC()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.status(now) != market.Running {
+	prev := l.auction.Ending()
+	switch err := l.auction.EndEarly(at, sell); {
+	case errors.Is(err, auction.ErrNothingToSell):
+		return fmt.Errorf("item %d: %v: %w", itemNo, err, ErrConflict)
+	case err != nil:
 		return fmt.Errorf("item %d has already ended: %w", itemNo, ErrConflict)
 	}
-	reason := market.EndedCancelled
-	if sell {
-		if l.auction.leader == "" || !l.auction.reserveMet() {
-			return fmt.Errorf("item %d has no high bidder at or above the reserve to sell to: %w", itemNo, ErrConflict)
-		}
-		reason = market.EndedSold
-	}
-	if err := s.saveEnd(ctx, itemNo, reason, now, ""); err != nil {
+	end := l.auction.Ending()
+	if err := s.saveEnd(ctx, itemNo, end.Reason, now, ""); err != nil {
+		l.auction.Restore(prev)
 		return err
 	}
-	l.endReason, l.endedMs = reason, now
 	return nil
 }
 
@@ -157,23 +157,25 @@ func (s *Sim) BuyItNow(ctx context.Context, buyer string, itemNo int64) (money.A
 	now := s.nowMs()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	switch st := l.status(now); {
-	case st == market.EndedBuyItNow:
-		return 0, market.ErrEndedByBuyItNow
-	case st == market.EndedCancelled || st == market.EndedSold:
-		return 0, market.ErrCancelled
-	case st != market.Running:
-		return 0, market.ErrEnded
-	case buyer == l.Seller:
-		return 0, market.ErrSellerCannotBid
-	case !l.auction.binOffered():
+	prev := l.auction.Ending()
+	switch err := l.auction.BuyItNow(buyer, time.UnixMilli(now).UTC()); {
+	case errors.Is(err, auction.ErrNotOffered):
 		return 0, fmt.Errorf("item %d does not offer Buy It Now (any more): %w", itemNo, ErrConflict)
-	}
-	if err := s.saveEnd(ctx, itemNo, market.EndedBuyItNow, now, buyer); err != nil {
+	case err != nil:
 		return 0, err
 	}
-	l.endReason, l.endedMs, l.binBuyer = market.EndedBuyItNow, now, buyer
+	if err := s.saveEnd(ctx, itemNo, market.EndedBuyItNow, now, buyer); err != nil {
+		l.auction.Restore(prev)
+		return 0, err
+	}
 	return l.BINPrice, nil
+}
+
+// RivalBid places a bid for bidder as any other marketplace user would,
+// bypassing failure injection (ineligibility still applies): scripted
+// rivals, /sim/placeBid and the contract suite's control use it.
+func (s *Sim) RivalBid(ctx context.Context, bidder string, itemNo int64, max money.Amount) (market.BidReceipt, error) {
+	return s.bid(ctx, bidder, itemNo, max)
 }
 
 // Watch puts an item on user's marketplace watch list (a no-op when it is
@@ -252,11 +254,12 @@ func (s *Sim) ItemState(ctx context.Context, itemNo int64) (State, error) {
 	now := s.nowMs()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	leader, _ := l.auction.Leader()
 	st := State{
 		Item:       l.item(now, s.cfg.ImageBaseURL),
 		Reserve:    l.Reserve,
 		BINPrice:   l.BINPrice,
-		HighBidder: l.auction.leader,
+		HighBidder: leader,
 		Winner:     l.winner(now),
 		Bids:       make([]BidView, len(l.bids)),
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/market/auction"
 	"github.com/sniped/sniped/internal/money"
 )
 
@@ -45,101 +46,58 @@ type bidRecord struct {
 	Price money.Amount
 }
 
-// lot is one item on the marketplace: its listing, its auction and how it
-// ended. mu guards everything but listing.
+// lot is one item on the marketplace: its listing, its auction (the rules
+// and how it ended) and every bid received. mu guards everything but
+// listing.
 type lot struct {
 	listing
 
 	search string // lower-case title and category, for Search
 
-	mu        sync.Mutex
-	auction   *auction
-	bids      []bidRecord
-	endReason market.EndReason // early ends and BIN only; a normal end is derived from the clock
-	endedMs   int64            // when endReason was set
-	binBuyer  string
-	removed   bool
+	mu      sync.Mutex
+	auction *auction.Auction
+	bids    []bidRecord
+	removed bool
 }
 
 func newLot(l listing) *lot {
-	return &lot{listing: l, search: strings.ToLower(l.Title + " " + l.Category),
-		auction: newAuction(l.Currency, l.StartPrice, l.Reserve, l.BINPrice)}
+	return &lot{listing: l, search: strings.ToLower(l.Title + " " + l.Category), auction: auction.New(l.terms())}
+}
+
+// terms are the listing's auction terms.
+func (l *listing) terms() auction.Terms {
+	return auction.Terms{Currency: l.Currency, Seller: l.Seller, Start: l.StartPrice,
+		Reserve: l.Reserve, BuyItNow: l.BINPrice, End: time.UnixMilli(l.EndMs).UTC()}
 }
 
 // status returns how the auction stands at market time nowMs: the end
-// reason (Running while live). The end time is hard: at EndMs it is over.
+// reason (Running while live).
 func (l *lot) status(nowMs int64) market.EndReason {
-	if l.endReason != market.Running {
-		return l.endReason
-	}
-	if nowMs >= l.EndMs {
-		return market.EndedNormally
-	}
-	return market.Running
-}
-
-// endMs is when the auction ended or will end.
-func (l *lot) endTimeMs() int64 {
-	if l.endReason != market.Running {
-		return l.endedMs
-	}
-	return l.EndMs
+	return l.auction.Status(time.UnixMilli(nowMs))
 }
 
 // winner is who bought the item, "" when nobody did (yet).
 func (l *lot) winner(nowMs int64) string {
-	switch l.status(nowMs) {
-	case market.EndedBuyItNow:
-		return l.binBuyer
-	case market.EndedSold:
-		return l.auction.leader
-	case market.EndedNormally:
-		if l.auction.reserveMet() {
-			return l.auction.leader
-		}
-	}
-	return ""
-}
-
-// price is the visible price: the BIN price once bought that way.
-func (l *lot) price(nowMs int64) money.Amount {
-	if l.endReason == market.EndedBuyItNow {
-		return l.BINPrice
-	}
-	return l.auction.price
+	return l.auction.Winner(time.UnixMilli(nowMs))
 }
 
 // item renders the lot as a market.Item. The caller holds l.mu.
 func (l *lot) item(nowMs int64, imageBase string) market.Item {
-	st := l.status(nowMs)
-	a := l.auction
 	it := market.Item{
 		ItemNo:        l.ItemNo,
 		Title:         l.Title,
 		Category:      l.Category,
-		Currency:      l.Currency,
 		Country:       l.Country,
-		SellerID:      l.Seller,
 		SellerScore:   l.SellerScore,
 		SellerPercent: l.SellerPercent,
 		ShippingType:  l.ShippingType,
 		ShippingCost:  l.ShippingCost,
-		StartPrice:    l.StartPrice,
-		CurrentPrice:  l.price(nowMs),
-		MinimumToBid:  a.minimumToBid(),
-		Bids:          a.bids(),
-		HasReserve:    l.Reserve > 0,
-		ReserveMet:    a.reserveMet(),
 		Start:         time.UnixMilli(l.StartMs).UTC(),
-		End:           time.UnixMilli(l.endTimeMs()).UTC(),
-		Ended:         st != market.Running,
-		EndReason:     st,
 		PictureURL:    imageURL(imageBase, l.ItemNo, 1),
 		Images:        []string{imageURL(imageBase, l.ItemNo, 1), imageURL(imageBase, l.ItemNo, 2), imageURL(imageBase, l.ItemNo, 3)},
 	}
-	if st == market.Running && a.binOffered() {
-		it.BuyItNow = l.BINPrice
-	}
+	l.auction.Fill(&it, time.UnixMilli(nowMs))
+	it.End = it.End.UTC()
 	return it
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/market/auction"
 	"github.com/sniped/sniped/internal/money"
 )
 
@@ -189,20 +190,20 @@ func (s *Sim) bid(ctx context.Context, user string, itemNo int64, max money.Amou
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	now := s.now()
-	nowMs := now.UnixMilli()
-	reject := s.judge(l, user, max, nowMs)
+	nowMs := s.nowMs()
+	at := time.UnixMilli(nowMs).UTC()
+	reject := l.auction.Check(auction.Bid{Bidder: user, Max: max, Time: at, Ineligible: s.fail.isIneligible(user, itemNo)})
 	rec := bidRecord{Bidder: user, Max: max, TimeMs: nowMs}
 	if reject != nil {
 		rec.Reason = reasonOf(reject)
-		rec.Price = l.price(nowMs)
+		rec.Price = l.auction.Price()
 	} else {
 		// Applied now; undone by rebuild if it cannot be stored.
 		rec.Accepted = true
-		l.auction.accept(user, max)
-		rec.Price = l.auction.price
+		l.auction.Accept(user, max, at)
+		rec.Price = l.auction.Price()
 		rec.Reason = "outbid"
-		if l.auction.leader == user {
+		if leader, _ := l.auction.Leader(); leader == user {
 			rec.Reason = "high-bidder"
 		}
 	}
@@ -215,40 +216,19 @@ func (s *Sim) bid(ctx context.Context, user string, itemNo int64, max money.Amou
 	}
 	l.bids = append(l.bids, rec)
 	if reject != nil {
-		return market.BidReceipt{}, &market.BidError{Err: reject, Minimum: l.auction.minimumToBid(), CurrentPrice: rec.Price}
+		return market.BidReceipt{}, l.auction.Refusal(reject)
 	}
-	return market.BidReceipt{HighBidder: l.auction.leader == user, CurrentPrice: rec.Price, Time: time.UnixMilli(nowMs).UTC()}, nil
-}
-
-// judge applies the rules to a bid; nil means accepted. The caller holds l.mu.
-func (s *Sim) judge(l *lot, user string, max money.Amount, nowMs int64) error {
-	switch l.status(nowMs) {
-	case market.Running:
-	case market.EndedBuyItNow:
-		return market.ErrEndedByBuyItNow
-	case market.EndedCancelled, market.EndedSold:
-		return market.ErrCancelled
-	default:
-		return market.ErrEnded
-	}
-	if user == l.Seller {
-		return market.ErrSellerCannotBid
-	}
-	if s.fail.isIneligible(user, l.ItemNo) {
-		return market.ErrIneligible
-	}
-	if max <= 0 {
-		return market.ErrTooLow
-	}
-	return l.auction.check(user, max)
+	return market.BidReceipt{HighBidder: rec.Reason == "high-bidder", CurrentPrice: rec.Price, Time: at}, nil
 }
 
 // rebuild replays a lot's stored bids, undoing an accept whose write failed.
 func (s *Sim) rebuild(l *lot) {
-	l.auction = newAuction(l.Currency, l.StartPrice, l.Reserve, l.BINPrice)
+	ending := l.auction.Ending()
+	l.auction = auction.New(l.terms())
+	l.auction.Restore(ending)
 	for _, b := range l.bids {
 		if b.Accepted {
-			l.auction.accept(b.Bidder, b.Max)
+			l.auction.Accept(b.Bidder, b.Max, time.UnixMilli(b.TimeMs).UTC())
 		}
 	}
 }
@@ -262,21 +242,10 @@ func (s *Sim) BidState(ctx context.Context, user string, itemNo int64) (market.B
 	if err != nil {
 		return market.BidState{}, err
 	}
-	now := s.nowMs()
+	now := time.UnixMilli(s.nowMs())
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	st := l.status(now)
-	mx, has := l.auction.maxOf(user)
-	return market.BidState{
-		HasBid:       has,
-		MaxBid:       mx,
-		HighBidder:   has && l.auction.leader == user && st != market.EndedCancelled && st != market.EndedBuyItNow,
-		Ended:        st != market.Running,
-		EndReason:    st,
-		Won:          st != market.Running && l.winner(now) == user,
-		ReserveMet:   l.auction.reserveMet(),
-		CurrentPrice: l.price(now),
-	}, nil
+	return l.auction.Standing(user, now), nil
 }
 
 // History returns an item's accepted bids in time order, each with the
@@ -291,13 +260,7 @@ func (s *Sim) History(ctx context.Context, itemNo int64) ([]market.HistoryEntry,
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []market.HistoryEntry
-	for _, b := range l.bids {
-		if b.Accepted {
-			out = append(out, market.HistoryEntry{Time: time.UnixMilli(b.TimeMs).UTC(), Price: b.Price, Bidder: b.Bidder})
-		}
-	}
-	return out, nil
+	return l.auction.History(), nil
 }
 
 // Now returns the marketplace's clock, which runs Config.ClockSkew ahead of

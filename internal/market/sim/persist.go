@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/market/auction"
 	"github.com/sniped/sniped/internal/money"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -146,7 +148,10 @@ func (s *Sim) load(ctx context.Context) (bool, error) {
 		}
 		ls.ShippingCost, ls.StartPrice, ls.Reserve, ls.BINPrice = money.Amount(shipCost), money.Amount(start), money.Amount(reserve), money.Amount(binPri)
 		l := newLot(ls)
-		l.endReason, l.endedMs, l.binBuyer, l.removed = market.EndReason(reason), endedMs, buyer, removed
+		if reason != "" {
+			l.auction.Restore(auction.Ending{Reason: market.EndReason(reason), At: time.UnixMilli(endedMs).UTC(), Buyer: buyer})
+		}
+		l.removed = removed
 		s.addLocked(l)
 	}
 	if err := rows.Close(); err != nil {
@@ -174,7 +179,7 @@ func (s *Sim) load(ctx context.Context) (bool, error) {
 		}
 		l.bids = append(l.bids, b)
 		if b.Accepted {
-			l.auction.accept(b.Bidder, b.Max)
+			l.auction.Accept(b.Bidder, b.Max, time.UnixMilli(b.TimeMs).UTC())
 		}
 	}
 	if err := rows.Close(); err != nil {

@@ -165,8 +165,8 @@ func (s *Sim) rivalBid(ctx context.Context, r *rand.Rand, l *lot, now int64, lo,
 		l.mu.Unlock()
 		return
 	}
-	minimum := l.auction.minimumToBid()
-	price := l.auction.price
+	minimum := l.auction.MinimumToBid()
+	price := l.auction.Price()
 	l.mu.Unlock()
 	bid := money.Amount(float64(s.value(l)) * (lo + (hi-lo)*r.Float64()))
 	switch x := r.Float64(); {

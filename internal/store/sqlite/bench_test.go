@@ -60,8 +60,9 @@ func BenchmarkSnipesInState(b *testing.B) {
 	}
 }
 
-// BenchmarkShotPath is the store work of one shot: mark firing, re-read,
-// record placed, refresh the item snapshot (the sniper's hot path).
+// BenchmarkShotPath is the store work of one shot: mark firing (durable),
+// re-read, record placed (durable), refresh the item snapshot (the
+// sniper's hot path).
 func BenchmarkShotPath(b *testing.B) {
 	s := open(b, filepath.Join(b.TempDir(), "sniped.db"))
 	ctx := b.Context()
@@ -83,7 +84,7 @@ func BenchmarkShotPath(b *testing.B) {
 		if i == n {
 			b.StopTimer() // every snipe shot once: put them back
 			for _, sn := range due {
-				if err := s.Transition(ctx, sn.ID, []store.State{store.StatePlaced}, store.StateScheduled, outcome.Pending, "", time.Time{}); err != nil {
+				if err := s.Transition(ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StatePlaced}, To: store.StateScheduled}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -92,14 +93,14 @@ func BenchmarkShotPath(b *testing.B) {
 		}
 		id := due[i].ID
 		i++
-		if err := s.Transition(ctx, id, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{}); err != nil {
+		if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true}); err != nil {
 			b.Fatal(err)
 		}
 		sn, err := s.SnipeByID(ctx, id)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := s.Transition(ctx, id, []store.State{store.StateFiring}, store.StatePlaced, outcome.Placed, "", now); err != nil {
+		if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: now, Durable: true}); err != nil {
 			b.Fatal(err)
 		}
 		if err := s.UpdateItem(ctx, id, sn.Item); err != nil {

@@ -26,7 +26,8 @@ var migrations embed.FS
 // writer; busy_timeout makes a second process (sniped account ... while
 // sniped serve runs) wait instead of failing; foreign_keys enables the
 // cascades; synchronous(NORMAL) is durable across process crashes in WAL
-// mode, which is the failure the sniper's state machine guards against.
+// mode, not across power loss: the writes that must survive that too are
+// made durable by walSync (durable.go).
 const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)"
 
 // writerCacheKiB is the writer connection's page cache limit (64 MiB).
@@ -35,6 +36,7 @@ const writerCacheKiB = "65536"
 // Store is store.Store on a SQLite file.
 type Store struct {
 	*sqlstore.Store
+	wal *walSync
 }
 
 var _ store.Store = (*Store)(nil)
@@ -72,8 +74,15 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	r.SetMaxOpenConns(readers)
 	r.SetMaxIdleConns(readers)
 	r.SetConnMaxIdleTime(0)
-	return &Store{sqlstore.New(w, r, sqlstore.Options{})}, nil
+	wal := &walSync{path: path + "-wal"}
+	return &Store{Store: sqlstore.New(w, r, sqlstore.Options{Sync: wal.sync}), wal: wal}, nil
 }
+
+// Sync returns once every write committed before the call survives power
+// loss (store.Syncer): an fsync of the WAL, shared by concurrent callers.
+func (s *Store) Sync(ctx context.Context) error { return s.wal.sync(ctx) }
+
+var _ store.Syncer = (*Store)(nil)
 
 func migrate(ctx context.Context, db *sql.DB) error {
 	fsys, err := fs.Sub(migrations, "migrations")

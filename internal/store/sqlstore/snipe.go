@@ -371,22 +371,28 @@ func (s *Store) SnipesInState(ctx context.Context, state store.State, before tim
 }
 
 // Transition moves a snipe between states as one compare-and-set UPDATE.
-func (s *Store) Transition(ctx context.Context, id int64, from []store.State, to store.State, o outcome.Code, detail string, placedAt time.Time) error {
-	args := []any{id, string(to), int64(o), detail}
+func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error {
+	id := p.ID
+	args := []any{id, string(p.To), int64(p.Outcome), p.Detail}
 	set := `state = $2, outcome = $3, outcome_detail = $4`
-	if !placedAt.IsZero() {
-		args = append(args, ms(placedAt))
-		set += `, placed_at_ms = $5`
+	if !p.PlacedAt.IsZero() {
+		args = append(args, ms(p.PlacedAt))
+		set += `, placed_at_ms = $` + strconv.Itoa(len(args))
 	}
-	in := make([]string, len(from))
-	for i, st := range from {
+	where := `id = $1`
+	if p.IfBid != 0 {
+		args = append(args, int64(p.IfBid))
+		where += ` AND bid_cents = $` + strconv.Itoa(len(args))
+	}
+	in := make([]string, len(p.From))
+	for i, st := range p.From {
 		args = append(args, string(st))
 		in[i] = "$" + strconv.Itoa(len(args))
 	}
 	var n int64
 	if len(in) > 0 {
 		res, err := s.w.ExecContext(ctx,
-			`UPDATE snipes SET `+set+` WHERE id = $1 AND state IN (`+strings.Join(in, ", ")+`)`, args...)
+			`UPDATE snipes SET `+set+` WHERE `+where+` AND state IN (`+strings.Join(in, ", ")+`)`, args...)
 		if err != nil {
 			return fmt.Errorf("transition snipe id %d: %w", id, err)
 		}
@@ -395,17 +401,26 @@ func (s *Store) Transition(ctx context.Context, id int64, from []store.State, to
 		}
 	}
 	if n > 0 {
+		if p.Durable && s.sync != nil {
+			if err := s.sync(ctx); err != nil {
+				return fmt.Errorf("transition snipe id %d: sync: %w", id, err)
+			}
+		}
 		return nil
 	}
 	var state string
-	err := s.w.QueryRowContext(ctx, `SELECT state FROM snipes WHERE id = $1`, id).Scan(&state)
+	var bid int64
+	err := s.w.QueryRowContext(ctx, `SELECT state, bid_cents FROM snipes WHERE id = $1`, id).Scan(&state, &bid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("transition snipe id %d: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("transition snipe id %d: %w", id, err)
 	}
-	return fmt.Errorf("transition snipe id %d to %s: it is %s: %w", id, to, state, store.ErrConflict)
+	if p.IfBid != 0 && bid != int64(p.IfBid) {
+		return fmt.Errorf("transition snipe id %d to %s: its bid changed: %w", id, p.To, store.ErrConflict)
+	}
+	return fmt.Errorf("transition snipe id %d to %s: it is %s: %w", id, p.To, state, store.ErrConflict)
 }
 
 // UpdateItem stores a fresher item snapshot and recomputes FireAt.

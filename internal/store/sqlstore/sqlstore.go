@@ -24,6 +24,7 @@ type Store struct {
 	w           *pool
 	r           *pool
 	importBatch int
+	sync        func(ctx context.Context) error
 }
 
 // Options tune a Store to its engine.
@@ -33,11 +34,16 @@ type Options struct {
 	// networked server, but SQLite looks $N parameters up linearly, so there
 	// they get slower per row as they grow.
 	ImportBatch int
+	// Sync, when set, is called after a write that must survive power loss
+	// (TransitionParams.Durable) has committed, and returns once it is on
+	// disk: SQLite fsyncs its WAL, for many such writers at once. Nil when
+	// every commit is durable already (PostgreSQL).
+	Sync func(ctx context.Context) error
 }
 
 // New returns a Store that writes through w and reads through r.
 func New(w, r *sql.DB, o Options) *Store {
-	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch)}
+	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), sync: o.Sync}
 	s.r = s.w
 	if r != w {
 		s.r = newPool(r)

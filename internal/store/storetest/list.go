@@ -33,7 +33,7 @@ func listFixture(t *testing.T, b *bundle) {
 	wonDone := b.snipe(t, b.alice.ID, 9, 500, b.now.Add(-day))
 	b.snipe(t, b.alice.ID, 10, 0, b.now.Add(time.Millisecond))
 	for _, id := range []int64{won.ID, wonDone.ID} {
-		if err := b.s.Transition(b.ctx, id, []store.State{store.StateScheduled}, store.StateSettled, outcome.Won, "", time.Time{}); err != nil {
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Won}); err != nil {
 			t.Fatal(err)
 		}
 	}

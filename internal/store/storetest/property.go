@@ -64,7 +64,7 @@ func testListProperty(t *testing.T, b *bundle) {
 		it.Ended, it.Bids = m.ended, m.bids
 		s := b.upsert(t, b.alice.ID, no, store.SnipeChange{Bid: &m.bid, Item: it})
 		if m.won {
-			if err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateScheduled}, store.StateSettled, outcome.Won, "", time.Time{}); err != nil {
+			if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Won}); err != nil {
 				t.Fatal(err)
 			}
 		}

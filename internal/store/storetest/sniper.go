@@ -69,18 +69,18 @@ var sniperTests = []test{
 	{"Transition", func(t *testing.T, b *bundle) {
 		s := b.snipe(t, b.alice.ID, 1, 500, b.now.Add(hour))
 		sched := []store.State{store.StateScheduled}
-		err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateFiring}, store.StatePlaced, outcome.Placed, "", time.Time{})
+		err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed})
 		wantErr(t, "Transition(from firing, is scheduled)", err, store.ErrConflict)
-		err = b.s.Transition(b.ctx, s.ID, nil, store.StatePlaced, outcome.Placed, "", time.Time{})
+		err = b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, To: store.StatePlaced, Outcome: outcome.Placed})
 		wantErr(t, "Transition(from none)", err, store.ErrConflict)
-		err = b.s.Transition(b.ctx, s.ID+1000, sched, store.StateFiring, outcome.Pending, "", time.Time{})
+		err = b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID + 1000, From: sched, To: store.StateFiring})
 		wantErr(t, "Transition(unknown id)", err, store.ErrNotFound)
 
-		if err := b.s.Transition(b.ctx, s.ID, sched, store.StateFiring, outcome.Pending, "", time.Time{}); err != nil {
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: sched, To: store.StateFiring}); err != nil {
 			t.Fatalf("Transition(scheduled→firing) = %v", err)
 		}
 		placedAt := b.now.Add(time.Second)
-		if err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateFiring}, store.StatePlaced, outcome.Placed, "Leading at 5.00.", placedAt); err != nil {
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, Detail: "Leading at 5.00.", PlacedAt: placedAt, Durable: true}); err != nil {
 			t.Fatalf("Transition(firing→placed) = %v", err)
 		}
 		got := b.get(t, b.alice.ID, 1)
@@ -88,12 +88,26 @@ var sniperTests = []test{
 			t.Errorf("after firing→placed: %+v, want placed, outcome Placed, detail, PlacedAt %v", got, placedAt)
 		}
 		// A zero placedAt keeps the stored one.
-		if err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateFiring, store.StatePlaced}, store.StateSettled, outcome.Won, "", time.Time{}); err != nil {
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateFiring, store.StatePlaced}, To: store.StateSettled, Outcome: outcome.Won}); err != nil {
 			t.Fatalf("Transition(placed→settled) = %v", err)
 		}
 		got = b.get(t, b.alice.ID, 1)
 		if got.State != store.StateSettled || got.Outcome != outcome.Won || got.OutcomeDetail != "" || !got.PlacedAt.Equal(placedAt) {
 			t.Errorf("after placed→settled: %+v, want settled, Won, no detail, PlacedAt kept %v", got, placedAt)
+		}
+	}},
+	{"TransitionIfBid", func(t *testing.T, b *bundle) {
+		// A decision taken on bid 5.00 must not apply after an edit to 9.00.
+		s := b.snipe(t, b.alice.ID, 1, 500, b.now.Add(hour))
+		b.snipe(t, b.alice.ID, 1, 900, b.now.Add(hour))
+		sched := []store.State{store.StateScheduled}
+		err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: sched, To: store.StateSettled, Outcome: outcome.TooLow, IfBid: 500})
+		wantErr(t, "Transition(IfBid 5.00, bid is 9.00)", err, store.ErrConflict)
+		if got := b.get(t, b.alice.ID, 1); got.State != store.StateScheduled || got.Outcome != outcome.Pending {
+			t.Errorf("after a refused IfBid: %s/%d, want scheduled/pending", got.State, got.Outcome)
+		}
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: sched, To: store.StateSettled, Outcome: outcome.TooLow, IfBid: 900}); err != nil {
+			t.Errorf("Transition(IfBid 9.00, bid is 9.00) = %v, want nil", err)
 		}
 	}},
 	{"TransitionRace", func(t *testing.T, b *bundle) {
@@ -106,7 +120,7 @@ var sniperTests = []test{
 		)
 		for range n {
 			wg.Go(func() {
-				err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{})
+				err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateScheduled}, To: store.StateFiring})
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -137,7 +151,7 @@ var sniperTests = []test{
 			_, _, editErr = b.s.UpsertSnipe(b.ctx, b.alice.ID, 1, store.SnipeChange{Bid: ptr(money.Amount(900)), Item: item(b.now.Add(hour))}, b.now)
 		})
 		wg.Go(func() {
-			fireErr = b.s.Transition(b.ctx, s.ID, []store.State{store.StateScheduled}, store.StateFiring, outcome.Pending, "", time.Time{})
+			fireErr = b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateScheduled}, To: store.StateFiring})
 		})
 		wg.Wait()
 		if fireErr != nil {

@@ -127,7 +127,7 @@ var snipeTests = []test{
 		for i, st := range []store.State{store.StateFiring, store.StatePlaced} {
 			itemNo := int64(i + 1)
 			s := b.snipe(t, b.alice.ID, itemNo, 900, b.now.Add(hour))
-			if err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateScheduled}, st, outcome.Pending, "", time.Time{}); err != nil {
+			if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateScheduled}, To: st}); err != nil {
 				t.Fatal(err)
 			}
 			_, _, err := b.s.UpsertSnipe(b.ctx, b.alice.ID, itemNo, store.SnipeChange{Bid: ptr(money.Amount(5000)), Item: item(b.now.Add(2 * hour))}, b.now)
@@ -145,7 +145,7 @@ var snipeTests = []test{
 	{"SettledRearms", func(t *testing.T, b *bundle) {
 		s := b.snipe(t, b.alice.ID, 1, 900, b.now.Add(hour))
 		placed := b.now.Add(-time.Minute)
-		if err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateScheduled}, store.StateSettled, outcome.TooLow, "Price was 12.00.", placed); err != nil {
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.TooLow, Detail: "Price was 12.00.", PlacedAt: placed}); err != nil {
 			t.Fatal(err)
 		}
 		got := b.upsert(t, b.alice.ID, 1, store.SnipeChange{Bid: ptr(money.Amount(2000)), Item: item(b.now.Add(hour))})
@@ -164,7 +164,7 @@ var snipeTests = []test{
 		}
 		for i, tc := range tests {
 			s := b.snipe(t, b.alice.ID, int64(i+1), 900, b.now.Add(hour))
-			if err := b.s.Transition(b.ctx, s.ID, []store.State{store.StateScheduled}, store.StateSettled, outcome.Outbid, "detail", time.Time{}); err != nil {
+			if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Outbid, Detail: "detail"}); err != nil {
 				t.Fatal(err)
 			}
 			got := b.upsert(t, b.alice.ID, int64(i+1), store.SnipeChange{Bid: ptr(money.Amount(2000)), Item: tc.it})

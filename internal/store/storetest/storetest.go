@@ -27,6 +27,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"List", listTests},
 		{"Sniper", sniperTests},
 		{"Searches", searchTests},
+		{"MarketLinks", marketLinkTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -123,7 +124,7 @@ func (b *bundle) get(t *testing.T, accountID, itemNo int64) store.Snipe {
 
 func (b *bundle) transition(t *testing.T, id int64, from store.State, to store.State) {
 	t.Helper()
-	if err := b.s.Transition(b.ctx, id, []store.State{from}, to, 0, "", time.Time{}); err != nil {
+	if err := b.s.Transition(b.ctx, store.TransitionParams{ID: id, From: []store.State{from}, To: to}); err != nil {
 		t.Fatalf("Transition(%d, %s→%s) = %v", id, from, to, err)
 	}
 }

@@ -164,6 +164,7 @@
   function signOut(message) {
     state.key = '';
     sessionStorage.removeItem(KEY_STORAGE);
+    document.dispatchEvent(new Event('sniped:signedout')); // market.js
     closeDetail();
     show('connect');
     $('connect-error').textContent = message || '';
@@ -179,6 +180,7 @@
     const skew = Number.isFinite(server) ? server + 500 - Date.now() : 0;
     state.skew = Math.abs(skew) > 2000 ? skew : 0;
     sessionStorage.setItem(KEY_STORAGE, key);
+    document.dispatchEvent(new Event('sniped:connected')); // market.js
     $('connect-error').textContent = '';
     show(state.view);
     clearError();

@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market/ebaysim"
+	"github.com/sniped/sniped/internal/market/sim"
+)
+
+// Defaults of `sniped market serve`.
+const (
+	DefaultMarketAddr = "127.0.0.1:9090"
+	DefaultMarketData = "./market-data"
+)
+
+const marketUsage = `Usage:
+  sniped market serve [--addr 127.0.0.1:9090] [--data ./market-data] [flags]
+
+Serves the built-in auction simulator as its own HTTP server in eBay's
+shape (OAuth, consent page, Browse, Offer, Trading), so that sniped serve
+--market ebay --ebay-api-url URL --ebay-auth-url URL can bid on it, and
+several sniped instances can share one marketplace. See docs/ebay.md.
+`
+
+// runMarket runs `sniped market SUBCOMMAND`.
+func runMarket(args []string, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "--help" || args[0] == "-h" {
+		fmt.Fprint(stderr, marketUsage)
+		if len(args) == 0 {
+			return usageErr("market needs a subcommand: serve")
+		}
+		return flag.ErrHelp
+	}
+	if args[0] != "serve" {
+		return usageErr("unknown market subcommand %q (want serve)", args[0])
+	}
+	return runMarketServe(args[1:], stderr)
+}
+
+// runeNames is the repeatable --runame NAME=URL flag.
+type runeNames map[string]string
+
+func (r runeNames) String() string {
+	var parts []string
+	for k, v := range r {
+		parts = append(parts, k+"="+v)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (r runeNames) Set(v string) error {
+	name, u, ok := strings.Cut(v, "=")
+	if !ok || name == "" || u == "" {
+		return errors.New("want NAME=URL, e.g. sniped-RuName=http://127.0.0.1:8080/market/callback")
+	}
+	r[name] = u
+	return nil
+}
+
+// marketServeConfig is everything `sniped market serve` is told.
+type marketServeConfig struct {
+	addr       string
+	data       string
+	publicURL  string
+	clientID   string
+	runames    runeNames
+	marketSeed int64
+	simItems   int
+	simBidders string
+	simSkew    time.Duration
+	simControl string
+	logLevel   string
+}
+
+func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error) {
+	c := marketServeConfig{runames: runeNames{}}
+	fs := flag.NewFlagSet("sniped market serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.addr, "addr", DefaultMarketAddr, "address to listen on; port 0 picks a free port")
+	fs.StringVar(&c.data, "data", DefaultMarketData, "data folder: sim.db (the marketplace) and tokens.json (refresh token hashes)")
+	fs.StringVar(&c.publicURL, "public-url", "", "URL clients use to reach this server, for image links (default http://ADDR)")
+	fs.StringVar(&c.clientID, "client-id", ebaysim.DefaultClientID, "client id of the one application accepted (its secret: env "+envMarketSecret+", or "+ebaysim.DefaultClientSecret+")")
+	fs.Var(c.runames, "runame", "an RuName and its accept URL, NAME=URL (repeatable); a redirect_uri that is an absolute URL is accepted as is")
+	fs.Int64Var(&c.marketSeed, "market-seed", sim.DefaultSeed, "seed of the generated catalogue (used on first start)")
+	fs.IntVar(&c.simItems, "sim-items", sim.DefaultItems, "live auctions to generate on first start")
+	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "rival bidding activity: off, low, normal or high")
+	fs.DurationVar(&c.simSkew, "sim-clock-skew", 0, "offset of the marketplace clock (and its Date headers) from this machine's, e.g. 3s")
+	fs.StringVar(&c.simControl, "sim-control", "auto", "serve the keyless /sim/ control endpoints: on, off, or auto (only on loopback); /sim/token always needs the client credentials")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	if err := parse(fs, args); err != nil {
+		return c, err
+	}
+	switch c.simBidders {
+	case "off", "low", "normal", "high":
+	default:
+		return c, usageErr("--sim-bidders must be off, low, normal or high, not %q", c.simBidders)
+	}
+	switch c.simControl {
+	case "auto", "on", "off":
+	default:
+		return c, usageErr("--sim-control must be auto, on or off, not %q", c.simControl)
+	}
+	if c.simItems < 1 {
+		return c, usageErr("--sim-items must be at least 1")
+	}
+	if c.clientID == "" {
+		return c, usageErr("--client-id must not be empty")
+	}
+	return c, nil
+}
+
+func runMarketServe(args []string, stderr io.Writer) error {
+	c, err := parseMarketServe(args, stderr)
+	if err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
+		return usageErr("--log-level must be debug, info, warn or error")
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	secret := os.Getenv(envMarketSecret)
+	if secret == "" {
+		secret = ebaysim.DefaultClientSecret
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := os.MkdirAll(c.data, 0o700); err != nil {
+		return fmt.Errorf("create data folder: %w", err)
+	}
+	ln, err := net.Listen("tcp", c.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.addr, err)
+	}
+	defer ln.Close()
+	base := strings.TrimSuffix(c.publicURL, "/")
+	if base == "" {
+		base = "http://" + dialable(ln.Addr().String())
+	}
+	clk := clock.Real{}
+	s, err := sim.Open(ctx, sim.Config{
+		Path: filepath.Join(c.data, "sim.db"), Seed: c.marketSeed, Items: c.simItems, Bidders: c.simBidders,
+		Clock: clk, Logger: log.With("component", "sim"), ImageBaseURL: base, ClockSkew: c.simSkew,
+	})
+	if err != nil {
+		return fmt.Errorf("open simulator: %w", err)
+	}
+	defer s.Close()
+	srv, err := ebaysim.New(ebaysim.Config{
+		Sim: s, ClientID: c.clientID, ClientSecret: secret, RuNames: c.runames,
+		TokenFile: filepath.Join(c.data, "tokens.json"), Clock: clk, ClockSkew: c.simSkew, Logger: log.With("component", "ebaysim"),
+	})
+	if err != nil {
+		return err
+	}
+	h := srv.Handler()
+	if !simControlOn(c.simControl, ln.Addr()) {
+		log.Info("simulator control endpoints off (--sim-control); /sim/token, /sim/runame (both need the client credentials) and /sim/img/ are still served")
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			p := r.URL.Path
+			if strings.HasPrefix(p, "/sim/") && p != "/sim/token" && p != "/sim/runame" && !strings.HasPrefix(p, "/sim/img/") {
+				http.NotFound(w, r)
+				return
+			}
+			inner.ServeHTTP(w, r)
+		})
+	}
+	hs := &http.Server{
+		Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	failed := make(chan error, 1)
+	wg.Go(func() {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			failed <- fmt.Errorf("http server: %w", err)
+		}
+	})
+	wg.Go(func() { s.Run(runCtx) })
+	fmt.Fprintf(stderr, "sniped market: the simulated marketplace, in eBay's shape, listening on %s (client id %s)\n", base, c.clientID)
+	log.Info("ready", "addr", ln.Addr().String(), "data", c.data, "runames", len(c.runames))
+	var runErr error
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case runErr = <-failed:
+		log.Error("component stopped; shutting down", "err", runErr)
+	}
+	cancel()
+	shutdown(hs, log)
+	return runErr
+}

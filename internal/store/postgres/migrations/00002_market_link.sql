@@ -1,0 +1,15 @@
+-- +goose Up
+-- One marketplace link per account: the marketplace user it bids as and
+-- that user's refresh token, sealed (AES-GCM) by the server key. The store
+-- never sees the plaintext. Same table as the SQLite schema.
+CREATE TABLE market_links (
+    account_id       BIGINT PRIMARY KEY REFERENCES accounts (id) ON DELETE CASCADE,
+    market           TEXT   NOT NULL,
+    market_user      TEXT   NOT NULL,
+    sealed_token     BYTEA  NOT NULL,
+    token_expires_ms BIGINT NOT NULL DEFAULT 0,
+    linked_ms        BIGINT NOT NULL
+);
+
+-- +goose Down
+DROP TABLE market_links;
