@@ -1,9 +1,13 @@
 package api_test
 
 import (
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/sniped/sniped/internal/httperr"
 )
 
 // TestHEADRefusedOnStateChanges: HEAD is GET without a body, so it must not
@@ -89,4 +93,31 @@ func TestSecurityHeaders(t *testing.T) {
 	if got := r.header.Get("X-Content-Type-Options"); got != "nosniff" {
 		t.Errorf("openapi.json: X-Content-Type-Options = %q, want nosniff", got)
 	}
+}
+
+// TestAccountByKeySharesTheFailedKeyBudget: other endpoints that take a key
+// (the simulator's /sim/watch) resolve it through AccountByKey, which
+// spends the same per-address failed-key budget as the interface.
+func TestAccountByKeySharesTheFailedKeyBudget(t *testing.T) {
+	t.Parallel()
+	b := setupWith(t, options{rateLimit: 100, rateBurst: 100})
+	req := httptest.NewRequest(http.MethodGet, "/sim/watch", nil)
+	req.RemoteAddr = "127.0.0.1:40000" // the address the test server's client uses
+	if a, err := b.handler.AccountByKey(req, b.paidKey); err != nil || a.ID != b.paid.ID {
+		t.Fatalf("AccountByKey(valid key) = %v, %v; want account %d", a.ID, err, b.paid.ID)
+	}
+	for i := range 10 {
+		_, err := b.handler.AccountByKey(req, "snp_guess"+itoa(int64(i)))
+		var he *httperr.Error
+		if !errors.As(err, &he) || he.Status != http.StatusUnauthorized {
+			t.Fatalf("guess %d: err = %v, want a 401", i, err)
+		}
+	}
+	_, err := b.handler.AccountByKey(req, "snp_guess")
+	var he *httperr.Error
+	if !errors.As(err, &he) || he.Status != http.StatusTooManyRequests {
+		t.Fatalf("11th guess: err = %v, want a 429", err)
+	}
+	// The interface, from the same address, is blocked too.
+	b.call("justTesting", "arg1", "a").wantError(t, http.StatusTooManyRequests, "rate_limited", "")
 }
