@@ -19,6 +19,7 @@ import (
 	"github.com/sniped/sniped/internal/httperr"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/marketlink"
+	"github.com/sniped/sniped/internal/notify"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -61,6 +62,10 @@ type Config struct {
 	BasePath string
 	// ImportTimeout bounds one importWatchList run; 0 means DefaultImportTimeout.
 	ImportTimeout time.Duration
+	// Notify delivers notifications and runs saved searches; nil answers
+	// the notifier operations with 503 and runs getSearchResults?id=N as
+	// a plain search.
+	Notify *notify.Service
 	// MarketLinks links accounts to their marketplace users (serve
 	// --market ebay). nil with the built-in simulator, where each account
 	// bids as the marketplace user of its own name and nothing is linked.
@@ -140,6 +145,8 @@ func New(cfg Config) *Handler {
 	searches := &searchHandler{s}
 	watch := &watchListHandler{s}
 	sets := &datasetHandler{s}
+	notes := &notifyHandler{s}
+	lookups := &lookupHandler{s}
 	mkt := &marketHandler{s}
 	s.market = mkt
 	read := func(op operation) route { return route{op: op} }
@@ -158,6 +165,13 @@ func New(cfg Config) *Handler {
 		"importWatchList":      change(watch.importList),
 		"getBidHistoryDataset": read(sets.bidHistory),
 		"getBidderDataset":     read(sets.bidder),
+		"addNotifier":          change(notes.add),
+		"getNotifiers":         read(notes.list),
+		"deleteNotifier":       change(notes.delete),
+		// testNotifier sends a message: a side effect HEAD must not cause.
+		"testNotifier": change(notes.test),
+		"getEvents":    read(notes.events),
+		"lookupItem":   read(lookups.lookup),
 		// Extensions: the account's link to its marketplace user.
 		"connectMarketAccount": change(mkt.connect),
 		"getMarketAccount":     read(mkt.get),

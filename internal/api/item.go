@@ -140,6 +140,9 @@ func marketError(err error, itemNo int64) error {
 		return e
 	case market.Transient(err):
 		return httperr.Unavailable("the marketplace is temporarily unavailable; try again shortly", err)
+	case errors.Is(err, market.ErrNotAuthorized):
+		// e.g. eBay refusing this server's application keys
+		return marketAuthError(err)
 	}
 	return httperr.Internal(fmt.Errorf("market item %d: %w", itemNo, err))
 }

@@ -66,8 +66,9 @@ func logRequests(log *slog.Logger, clk clock.Clock, next http.Handler) http.Hand
 
 // secretNames are the parameters besides "key" whose values are never
 // logged: the consent callback's authorization code (it buys a refresh
-// token) and state (it binds a link to an account).
-var secretNames = []string{"code", "state"}
+// token) and state (it binds a link to an account), and addNotifier's url
+// (service URLs carry tokens and passwords).
+var secretNames = []string{"code", "state", "url"}
 
 // redactQuery is key.RedactQuery with the interface's secret parameters.
 func redactQuery(raw string) string { return key.RedactQuery(raw, secretNames...) }

@@ -48,21 +48,33 @@ func (h *marketHandler) connect(w http.ResponseWriter, r *http.Request, c *call)
 	if l == nil {
 		return simulatorNoLink(c.acct)
 	}
-	u, expires, err := l.Start(c.acct)
+	f, err := l.Start(c.acct)
 	if errors.Is(err, marketlink.ErrNoConsent) {
-		return httperr.Conflict(fmt.Sprintf("This server is not set up for %s's consent page (it needs --ebay-runame), so only the operator can link accounts: sniped account link --name %s --refresh-token-file FILE.", l.MarketName(), c.acct.Name))
+		return httperr.Conflict(fmt.Sprintf("This server is not set up for %s's consent page (it needs --ebay-runame), so only the operator can link accounts: %s.", l.MarketName(), l.LinkCommand(c.acct.Name)))
 	}
 	if err != nil {
 		return httperr.Internal(err)
 	}
+	// The flow's binding goes to this browser only, as a cookie that the
+	// callback alone receives: a consent page forwarded to someone else
+	// comes back without it and links nothing (marketlink's state).
+	http.SetCookie(w, &http.Cookie{
+		Name: flowCookie, Value: f.Binding, Path: h.s.base + "/" + callbackPath,
+		MaxAge: int(f.Expires.Sub(h.s.clock.Now()).Seconds()) + 1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode,
+	})
 	return ok(w, connectMarketResponse{
 		Status: "OK",
-		Message: fmt.Sprintf("Open authorize_url in a browser before %s UTC, sign in to %s and agree; you then come back to the dashboard with the account linked.",
-			clock.FormatUTC(expires), l.MarketName()),
-		AuthorizeURL: u,
-		Expires:      clock.FormatUTC(expires),
+		Message: fmt.Sprintf("Open authorize_url before %s UTC in this browser (it keeps a cookie for the way back), sign in to %s and agree; you then come back to the dashboard with the account linked.",
+			clock.FormatUTC(f.Expires), l.MarketName()),
+		AuthorizeURL: f.AuthorizeURL,
+		Expires:      clock.FormatUTC(f.Expires),
 	})
 }
+
+// flowCookie carries a consent flow's binding (marketlink.Flow.Binding)
+// from connectMarketAccount to the callback. SameSite=Lax lets the
+// marketplace's redirect back (a top-level GET) carry it.
+const flowCookie = "sniped_market_flow"
 
 type marketAccountResponse struct {
 	Status      string `json:"status"`
@@ -193,6 +205,7 @@ const (
 	callbackDeclined      = "declined"
 	callbackInvalid       = "invalid"
 	callbackExpired       = "expired"
+	callbackOtherBrowser  = "other_browser"
 	callbackFailed        = "failed"
 	callbackNotNeeded     = "not_needed"
 	callbackNotConfigured = "not_configured"
@@ -211,6 +224,8 @@ func (h *marketHandler) callback(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	outcome := h.finish(r, ip)
+	// The binding served its one flow.
+	http.SetCookie(w, &http.Cookie{Name: flowCookie, Path: h.s.base + "/" + callbackPath, MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	http.Redirect(w, r, h.s.base+"/ui/?"+url.Values{"market": {outcome}}.Encode(), http.StatusFound)
@@ -240,7 +255,11 @@ func (h *marketHandler) finish(r *http.Request, ip string) string {
 	// meanwhile, so that the user's consent is not wasted.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), callbackTimeout)
 	defer cancel()
-	acct, st, err := l.Finish(ctx, code, state)
+	var binding string
+	if c, err := r.Cookie(flowCookie); err == nil {
+		binding = c.Value
+	}
+	acct, st, err := l.Finish(ctx, code, state, binding)
 	switch {
 	case err == nil:
 		h.s.log.Info("market account linked", "account", acct.Name, "market_user", st.User)
@@ -249,6 +268,12 @@ func (h *marketHandler) finish(r *http.Request, ip string) string {
 		return callbackNotConfigured
 	case errors.Is(err, marketlink.ErrStateExpired):
 		return callbackExpired
+	case errors.Is(err, marketlink.ErrOtherBrowser):
+		// A consent page forwarded from another browser (or a cookie
+		// blocked): possibly someone else's flow, so it counts as a failure.
+		h.s.limits.failed(ip, h.s.clock.Now())
+		h.s.log.Warn("market consent returned to another browser than the one that started it; nothing linked")
+		return callbackOtherBrowser
 	case errors.Is(err, marketlink.ErrBadState):
 		h.s.limits.failed(ip, h.s.clock.Now())
 		return callbackInvalid

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/secret"
 	"github.com/sniped/sniped/internal/store"
@@ -68,6 +70,11 @@ func (b *bundle) callback(method, query string) (status int, outcome string) {
 	if err != nil {
 		b.t.Fatal(err)
 	}
+	b.mu.Lock()
+	for _, c := range b.flowCookies {
+		req.AddCookie(c)
+	}
+	b.mu.Unlock()
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := client.Do(req)
 	if err != nil {
@@ -81,11 +88,28 @@ func (b *bundle) callback(method, query string) (status int, outcome string) {
 	return res.StatusCode, loc.Query().Get("market")
 }
 
-// startFlow calls connectMarketAccount with key k and returns the state.
+// startFlow calls connectMarketAccount with key k and returns the state;
+// the flow's cookie is kept for callback, as a browser keeps it.
 func (b *bundle) startFlow(k string) string {
 	b.t.Helper()
 	r := b.callKey(k, "connectMarketAccount")
 	r.wantOK(b.t)
+	res := http.Response{Header: r.header}
+	var cookie *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == "sniped_market_flow" {
+			cookie = c
+		}
+	}
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteLaxMode || cookie.Path != "/market/callback" || cookie.MaxAge <= 0 || cookie.Value == "" {
+		b.t.Fatalf("connectMarketAccount set the flow cookie %+v, want an HttpOnly, SameSite=Lax cookie for /market/callback only", cookie)
+	}
+	if strings.Contains(str(b.t, r.body, "authorize_url"), cookie.Value) {
+		b.t.Errorf("the consent page's URL holds the flow's binding")
+	}
+	b.mu.Lock()
+	b.flowCookies = append(b.flowCookies, &http.Cookie{Name: cookie.Name, Value: cookie.Value})
+	b.mu.Unlock()
 	u, err := url.Parse(str(b.t, r.body, "authorize_url"))
 	if err != nil || u.Query().Get("state") == "" {
 		b.t.Fatalf("authorize_url = %q, want the consent page with a state", r.body["authorize_url"])
@@ -165,7 +189,11 @@ func TestMarketAccountLinkFlow(t *testing.T) {
 		t.Errorf("getMarketAccount after unlink = %s", r.raw)
 	}
 
-	for _, secret := range []string{refreshToken, "code-1", state, url.QueryEscape(state)} {
+	secrets := []string{refreshToken, "code-1", state, url.QueryEscape(state)}
+	for _, c := range b.flowCookies {
+		secrets = append(secrets, c.Value)
+	}
+	for _, secret := range secrets {
 		if strings.Contains(b.logs.String(), secret) {
 			t.Errorf("the log holds %q:\n%s", secret, b.logs.String())
 		}
@@ -198,6 +226,24 @@ func TestMarketCallbackRefusals(t *testing.T) {
 			b.clock.Advance(marketlink.DefaultStateTTL + time.Second)
 			return "code=good&state=" + url.QueryEscape(s)
 		}, "expired"},
+		{"consent page opened in another browser", func(b *bundle) string {
+			// Someone starts a flow for their account (bob) and gets
+			// alice to agree on its consent page: her browser lacks bob's
+			// flow cookie, so nothing is exchanged or linked.
+			s := b.startFlow(b.otherKey)
+			b.mu.Lock()
+			b.flowCookies = nil
+			b.mu.Unlock()
+			return "code=good&state=" + url.QueryEscape(s)
+		}, "other_browser"},
+		{"another flow's cookie", func(b *bundle) string {
+			s := b.startFlow(b.otherKey)
+			b.mu.Lock()
+			b.flowCookies = nil
+			b.mu.Unlock()
+			b.startFlow(b.paidKey) // alice's own flow, in her browser
+			return "code=good&state=" + url.QueryEscape(s)
+		}, "other_browser"},
 		{"exchange refused", func(b *bundle) string {
 			return "code=unknown&state=" + url.QueryEscape(b.startFlow(b.paidKey))
 		}, "failed"},
@@ -269,6 +315,33 @@ func TestImportWatchListNotAuthorized(t *testing.T) {
 	r.wantError(t, http.StatusForbidden, "market_auth", "")
 	if msg, _ := r.body["message"].(string); !strings.Contains(msg, "Link your marketplace account") {
 		t.Errorf("message = %q, want it to say what to do", msg)
+	}
+}
+
+// explainedRefusal is a marketplace refusal with an explanation for the
+// user (market.Explainer), as eBay's invalid_client is.
+type explainedRefusal struct{}
+
+func (explainedRefusal) Error() string   { return "invalid_client: " + market.ErrNotAuthorized.Error() }
+func (explainedRefusal) Unwrap() error   { return market.ErrNotAuthorized }
+func (explainedRefusal) Explain() string { return "the operator must check the application keys" }
+
+// TestLookupsNotAuthorized: lookups and searches the marketplace refuses
+// (eBay refusing this server's application keys) are a 403 market_auth
+// with the marketplace's explanation, not a 500 internal error.
+func TestLookupsNotAuthorized(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	it := b.item()
+	b.market.refuseLookups(explainedRefusal{})
+	for _, r := range []resp{
+		b.call("getSearchResults", "query", "camera"),
+		b.call("addBid", "item_no", strconv.FormatInt(it.ItemNo, 10), "bid", "500"),
+	} {
+		r.wantError(t, http.StatusForbidden, "market_auth", "")
+		if msg, _ := r.body["message"].(string); msg != "the operator must check the application keys" {
+			t.Errorf("message = %q, want the marketplace's explanation", msg)
+		}
 	}
 }
 

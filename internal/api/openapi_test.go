@@ -55,7 +55,8 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	ops := []string{"justTesting", "addBid", "deleteBid", "addSearch", "deleteSearch", "fetchItem", "checkSnipeStatus",
 		"getSearchResults", "getUserItems", "getUserSearches", "importWatchList", "getBidHistoryDataset", "getBidderDataset",
-		"connectMarketAccount", "getMarketAccount", "unlinkMarketAccount"}
+		"connectMarketAccount", "getMarketAccount", "unlinkMarketAccount",
+		"addNotifier", "getNotifiers", "deleteNotifier", "testNotifier", "lookupItem", "getEvents"}
 	paths := map[string]string{"/market/callback": "marketCallback"}
 	for _, op := range ops {
 		paths["/"+op] = op

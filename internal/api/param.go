@@ -42,6 +42,15 @@ func (p params) itemNo() (int64, error) { return p.PositiveInt("item_no") }
 
 func (p params) id() (int64, error) { return p.PositiveInt("id") }
 
+// optID reads an optional id (getSearchResults runs saved search id).
+func (p params) optID() (int64, bool, error) {
+	if _, ok, err := p.Optional("id"); err != nil || !ok {
+		return 0, false, err
+	}
+	id, err := p.PositiveInt("id")
+	return id, err == nil, err
+}
+
 // optBool reads a 0/1 parameter.
 func (p params) optBool(name string) (v, ok bool, err error) { return p.Bool(name) }
 

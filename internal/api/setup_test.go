@@ -22,6 +22,8 @@ import (
 	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/notify"
+	"github.com/sniped/sniped/internal/secret"
 	"github.com/sniped/sniped/internal/store"
 	"github.com/sniped/sniped/internal/store/sqlite"
 )
@@ -34,19 +36,24 @@ var t0 = time.Date(2026, 3, 14, 12, 0, 0, 0, time.UTC)
 
 // bundle is everything one test needs.
 type bundle struct {
-	t       *testing.T
-	srv     *httptest.Server
-	store   store.Store
-	market  *gatedSim
-	clock   *clock.Fake
-	paid    store.Account
-	paidKey string
-	other   store.Account
+	t *testing.T
+	// mu guards flowCookies, the consent flow cookies a browser would keep.
+	mu          sync.Mutex
+	flowCookies []*http.Cookie
+	srv         *httptest.Server
+	store       store.Store
+	market      *gatedSim
+	clock       *clock.Fake
+	paid        store.Account
+	paidKey     string
+	other       store.Account
 	// otherKey belongs to a second paid account, for cross-account checks.
 	otherKey string
 	freeKey  string
 	notified *notifier
 	logs     *syncBuffer
+	// notify is the notification service (not running: tests drive it).
+	notify *notify.Service
 	// links is set when options.consent is (serve --market ebay).
 	links *marketlink.Links
 	// handler is the interface handler itself, for its exported methods.
@@ -58,6 +65,8 @@ type options struct {
 	rateLimit float64
 	rateBurst int
 	basePath  string
+	// notifyOff runs the API without the notification service.
+	notifyOff bool
 	// localBehind runs the API's clock this far behind the marketplace's,
 	// with the offset the sniper would measure passed as ClockOffset.
 	localBehind time.Duration
@@ -131,6 +140,15 @@ func setupWith(t *testing.T, o options) *bundle {
 	b.paid, b.paidKey = b.account("alice", store.TierPaid)
 	b.other, b.otherKey = b.account("bob", store.TierPaid)
 	_, b.freeKey = b.account("carol", store.TierFree)
+	nk, err := secret.New(make([]byte, secret.Size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.notify, err = notify.New(notify.Config{Store: st, Market: b.market, Key: nk, Clock: fake, AllowPrivate: true,
+		Logger: slog.New(slog.NewTextHandler(b.logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var apiClock clock.Clock = b.clock
 	var offset func() time.Duration
 	if o.localBehind != 0 {
@@ -141,7 +159,7 @@ func setupWith(t *testing.T, o options) *bundle {
 		b.links = newLinks(t, st, fake, o.consent)
 	}
 	ah := api.New(api.Config{
-		Store: st, Market: b.market, Clock: apiClock, ClockOffset: offset, Notifier: b.notified, MarketLinks: b.links,
+		Store: st, Market: b.market, Clock: apiClock, ClockOffset: offset, Notifier: b.notified, MarketLinks: b.links, Notify: notifyOrNil(b.notify, o.notifyOff),
 		Logger:       slog.New(slog.NewTextHandler(b.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		FetchAnyItem: o.fetchAny, RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: o.basePath,
 	})
@@ -167,12 +185,41 @@ func (b *bundle) account(name string, tier store.Tier) (store.Account, string) {
 }
 
 // gatedSim is the simulator with a gate on WatchList, so that tests can
-// hold an import in flight.
+// hold an import in flight, and a refusal of every lookup and search (as
+// eBay refuses an application's wrong keys).
 type gatedSim struct {
 	*sim.Sim
 	mu      sync.Mutex
 	gate    chan struct{}
 	entered chan struct{}
+	refuse  error
+}
+
+// refuseLookups makes Item and Search fail with err (nil: work again).
+func (g *gatedSim) refuseLookups(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.refuse = err
+}
+
+func (g *gatedSim) refusal() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.refuse
+}
+
+func (g *gatedSim) Item(ctx context.Context, itemNo int64) (market.Item, error) {
+	if err := g.refusal(); err != nil {
+		return market.Item{}, err
+	}
+	return g.Sim.Item(ctx, itemNo)
+}
+
+func (g *gatedSim) Search(ctx context.Context, query, country string, limit int) ([]market.Item, error) {
+	if err := g.refusal(); err != nil {
+		return nil, err
+	}
+	return g.Sim.Search(ctx, query, country, limit)
 }
 
 func (g *gatedSim) WatchList(ctx context.Context, user string) ([]market.Item, error) {
@@ -388,3 +435,11 @@ func arr(t *testing.T, m map[string]any, k string) []any {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// notifyOrNil leaves the service out when the test asks for that.
+func notifyOrNil(s *notify.Service, off bool) *notify.Service {
+	if off {
+		return nil
+	}
+	return s
+}

@@ -176,9 +176,8 @@ func runLink(sub string, args []string, stderr io.Writer) error {
 			}
 			return fmt.Errorf("unlink account %s: %w", *name, err)
 		}
-		// A running serve learns of it when it next needs a token: its
-		// current eBay access token (at most two hours old) still works.
-		fmt.Fprintf(stderr, "account %s unlinked: its snipes cannot bid on eBay until it is linked again. A running sniped serve may use its current eBay access token for up to two more hours; restart it, or unlink from the dashboard, to stop at once.\n", *name)
+		// A running serve reads the link on every eBay call: it stops too.
+		fmt.Fprintf(stderr, "account %s unlinked: its snipes cannot bid on eBay until it is linked again.\n", *name)
 		return nil
 	}
 	k, err := loadSecretKey(keys, sf.data, func(msg string) { fmt.Fprintln(stderr, "sniped:", msg) })

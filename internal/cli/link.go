@@ -22,7 +22,7 @@ type secretFlags struct {
 
 func (f *secretFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.keyFile, "secret-key-file", "",
-		"file holding the key that encrypts marketplace tokens (base64 of 32 bytes); default env "+secret.EnvVar+
+		"file holding the key that encrypts marketplace tokens and notification targets (base64 of 32 bytes); default env "+secret.EnvVar+
 			", else DATA/"+secret.DefaultFile+", created on first use. Instances sharing a database need the same key")
 }
 
@@ -34,7 +34,7 @@ func loadSecretKey(f secretFlags, data string, note func(msg string)) (*secret.K
 		return nil, err
 	}
 	if src.Created {
-		note(fmt.Sprintf("created the secret key that encrypts marketplace tokens: %s (mode 0600). Back it up: without it, every account must link again.", src.File))
+		note(fmt.Sprintf("created the secret key that encrypts marketplace tokens and notification targets: %s (mode 0600). Back it up: without it, every account must link again and add its notification targets again.", src.File))
 	}
 	if src.Exposed {
 		note(fmt.Sprintf("the secret key file %s is readable by other users; chmod 600 it", src.File))
@@ -54,15 +54,17 @@ func ebayMarketID(env, apiURL string) (string, error) {
 	return api, nil
 }
 
-// openLinks makes the account links of `serve --market ebay` for the API
-// URL api: the secret key (--secret-key-file, SNIPED_SECRET_KEY, or the
-// data folder's, created on first start) over the store.
-func openLinks(p marketParams, api string) (*marketlink.Links, func(*ebay.Adapter), error) {
-	k, err := loadSecretKey(p.cfg.keys, p.cfg.store.data, func(msg string) { p.log.Warn(msg) })
-	if err != nil {
-		return nil, nil, err
+// linkFlags are the flags of `sniped account link` that make a link for
+// the eBay API URL api (ebayMarketID's inverse). A custom URL is left as a
+// placeholder: the message reaches users, who need not see hosts.
+func linkFlags(api string) string {
+	switch api {
+	case ebay.SandboxAPIURL:
+		return ""
+	case ebay.ProductionAPIURL:
+		return "--ebay-env production"
 	}
-	return ebayLinks(linkSetup{Store: p.store, Key: k, MarketID: api, RuName: p.cfg.market.ruName})
+	return "--ebay-api-url URL"
 }
 
 // linkSetup is what the account links of --market ebay are made of.
@@ -82,7 +84,7 @@ type linkSetup struct {
 func ebayLinks(c linkSetup) (links *marketlink.Links, bind func(*ebay.Adapter), err error) {
 	consent := &ebayConsent{}
 	cfg := marketlink.Config{Store: c.Store, Key: c.Key, Market: c.MarketID, MarketName: "eBay",
-		Changed: func(user string) { consent.forget(user) }}
+		LinkFlags: linkFlags(c.MarketID)}
 	if c.RuName != "" {
 		cfg.Consent = consent
 	}
@@ -104,13 +106,4 @@ func (c *ebayConsent) ExchangeCode(ctx context.Context, code string) (marketlink
 		return marketlink.Token{}, err
 	}
 	return marketlink.Token{RefreshToken: t.RefreshToken, Expiry: t.RefreshExpiry, User: t.User}, nil
-}
-
-// forget drops the adapter's cached access token of user after the link
-// changed, so that an unlinked account stops bidding at once and a relink
-// to another eBay user never bids as the old one.
-func (c *ebayConsent) forget(user string) {
-	if c.a != nil {
-		c.a.ForgetUser(user)
-	}
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/marketlink"
 	"github.com/sniped/sniped/internal/secret"
@@ -204,7 +203,7 @@ func TestServeEBaySecretKey(t *testing.T) {
 			}
 			defer st.Close()
 			var logs bytes.Buffer
-			m, err := openMarket(context.Background(), marketParams{cfg: c, base: "http://x", clock: clock.Real{}, log: slog.New(slog.NewTextHandler(&logs, nil)), store: st})
+			m, err := openEBay(c, slog.New(slog.NewTextHandler(&logs, nil)), st)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Errorf("openMarket = %v, want an error saying %q", err, tt.wantErr)
@@ -221,5 +220,26 @@ func TestServeEBaySecretKey(t *testing.T) {
 				t.Errorf("the log does not announce the new key:\n%s", logs.String())
 			}
 		})
+	}
+}
+
+// TestLinkFlags: the command the link messages name makes a link for the
+// environment serve runs on.
+func TestLinkFlags(t *testing.T) {
+	tests := []struct {
+		env, apiURL, want string
+	}{
+		{"sandbox", "", ""},
+		{"production", "", "--ebay-env production"},
+		{"sandbox", "http://127.0.0.1:9090", "--ebay-api-url URL"},
+	}
+	for _, tt := range tests {
+		api, err := ebayMarketID(tt.env, tt.apiURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := linkFlags(api); got != tt.want {
+			t.Errorf("linkFlags(%q) = %q, want %q", api, got, tt.want)
+		}
 	}
 }

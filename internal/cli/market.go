@@ -2,13 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/marketlink"
+	"github.com/sniped/sniped/internal/secret"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -72,8 +74,7 @@ func (m *marketConfig) check() error {
 		if u == "" {
 			continue
 		}
-		p, err := url.Parse(u)
-		if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		if !ebay.HTTPURL(u) {
 			return usageErr("%s must be an absolute http(s) URL, not %q", name, u)
 		}
 	}
@@ -121,18 +122,14 @@ func (m *marketConfig) clientSecret(log *slog.Logger) (string, error) {
 	if env != "" {
 		return "", usageErr("the eBay client secret is set twice: use %s or --ebay-client-secret-file, not both", envEBaySecret)
 	}
-	fi, err := os.Stat(m.secretFile)
+	text, exposed, err := secret.ReadFile(m.secretFile)
 	if err != nil {
 		return "", fmt.Errorf("--ebay-client-secret-file: %w", err)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
+	if exposed {
 		log.Warn("the eBay client secret file is readable by other users; chmod 600 it", "file", m.secretFile)
 	}
-	b, err := os.ReadFile(m.secretFile)
-	if err != nil {
-		return "", fmt.Errorf("--ebay-client-secret-file: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
+	return text, nil
 }
 
 // servedMarket is the marketplace `sniped serve` runs on.
@@ -155,10 +152,42 @@ func (m *servedMarket) Close() error {
 	return nil
 }
 
+// marketKeys are the secrets of --market ebay: the application's client
+// secret and the key that seals refresh tokens. Serve reads them before it
+// opens the store, so that a missing or bad one stops it before the first
+// start creates the admin account and prints its key (which a failed start
+// would bury).
+type marketKeys struct {
+	clientSecret string
+	tokenKey     *secret.Key
+}
+
+// loadMarketKeys reads the keys --market ebay needs; none for the
+// simulator.
+func loadMarketKeys(c serveConfig, log *slog.Logger) (marketKeys, error) {
+	if c.market.kind != marketEBay {
+		return marketKeys{}, nil
+	}
+	m := c.market
+	sec, err := m.clientSecret(log)
+	if err != nil {
+		return marketKeys{}, err
+	}
+	if m.clientID == "" || sec == "" {
+		return marketKeys{}, usageErr("--market ebay needs the eBay application's keys: its client id (App ID) in --ebay-client-id, and its client secret (Cert ID) in %s or a file named by --ebay-client-secret-file; see docs/ebay.md (\"Getting keys\")", envEBaySecret)
+	}
+	k, err := loadSecretKey(c.keys, c.store.data, func(msg string) { log.Warn(msg) })
+	if err != nil {
+		return marketKeys{}, err
+	}
+	return marketKeys{clientSecret: sec, tokenKey: k}, nil
+}
+
 // marketParams is what opening the marketplace needs from serve.
 type marketParams struct {
 	cfg        serveConfig
-	base       string // public URL including the base path
+	keys       marketKeys // from loadMarketKeys
+	base       string     // public URL including the base path
 	clock      clock.Clock
 	log        *slog.Logger
 	store      store.Store
@@ -188,25 +217,26 @@ func openMarket(ctx context.Context, p marketParams) (*servedMarket, error) {
 		return &servedMarket{Market: s, sim: s, describe: "the built-in auction simulator (--market sim): no real auction is bid on"}, nil
 	}
 	m := c.market
-	secret, err := m.clientSecret(p.log)
-	if err != nil {
-		return nil, err
-	}
-	if m.clientID == "" || secret == "" {
-		return nil, usageErr("--market ebay needs the eBay application's keys: its client id (App ID) in --ebay-client-id, and its client secret (Cert ID) in %s or a file named by --ebay-client-secret-file; see docs/ebay.md (\"Getting keys\")", envEBaySecret)
+	if p.keys.clientSecret == "" || p.keys.tokenKey == nil {
+		return nil, errors.New("open the eBay marketplace: the keys were not loaded (loadMarketKeys)")
 	}
 	api, auth := m.hosts()
+	if _, err := os.Stat(filepath.Join(c.store.data, "sim.db")); err == nil {
+		// Snipes are stored by item number: those made on the simulator
+		// would now be looked up, and bid on, on eBay.
+		p.log.Warn("this data folder was used with --market sim: snipes made there are on the simulator's item numbers, which --market ebay looks up (and bids on) on eBay; give each marketplace its own --data folder", "data", c.store.data)
+	}
 	if m.ruName == "" {
 		p.log.Warn("no --ebay-runame: accounts cannot be connected through eBay's consent page", "accept_url", p.base+"/market/callback")
 	}
 	// Account links (cli/link.go): the adapter asks them for refresh
 	// tokens, and they run the consent flow through the adapter.
-	links, bind, err := openLinks(p, api)
+	links, bind, err := ebayLinks(linkSetup{Store: p.store, Key: p.keys.tokenKey, MarketID: api, RuName: m.ruName})
 	if err != nil {
 		return nil, err
 	}
 	ad, err := ebay.New(ebay.Config{
-		APIURL: api, AuthURL: auth, ClientID: m.clientID, ClientSecret: secret, RuName: m.ruName,
+		APIURL: api, AuthURL: auth, ClientID: m.clientID, ClientSecret: p.keys.clientSecret, RuName: m.ruName,
 		Marketplace: m.marketplace, Links: links,
 		Clock: p.clock, Logger: p.log.With("component", "ebay"), Registerer: p.registerer,
 	})
@@ -224,4 +254,27 @@ func openMarket(ctx context.Context, p marketParams) (*servedMarket, error) {
 	}
 	bind(ad)
 	return &servedMarket{Market: ad, ebay: ad, links: links, describe: describe}, nil
+}
+
+// keyCheckTimeout bounds serve's start-up check of the eBay keys.
+const keyCheckTimeout = time.Minute
+
+// checkKeys asks eBay once, in the background, whether it accepts the
+// application's keys, and says in the log when it does not: otherwise wrong
+// keys show only when a user's first search fails. Serve starts either way
+// (eBay may just be down). Nothing to check on the simulator.
+func (m *servedMarket) checkKeys(ctx context.Context, log *slog.Logger) {
+	if m.ebay == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, keyCheckTimeout)
+	defer cancel()
+	switch err := m.ebay.CheckKeys(ctx); {
+	case err == nil:
+		log.Info("eBay accepted the application's keys")
+	case errors.Is(err, market.ErrNotAuthorized):
+		log.Error("eBay refused the application's keys: no item can be looked up and no snipe can bid until they are fixed (--ebay-client-id, "+envEBaySecret+", --ebay-env)", "err", err)
+	case !errors.Is(ctx.Err(), context.Canceled): // not serve stopping
+		log.Warn("could not check the eBay application's keys at start", "err", err)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/market/ebaysim"
 	"github.com/sniped/sniped/internal/market/sim"
 )
@@ -52,10 +53,10 @@ func runMarket(args []string, stderr io.Writer) error {
 	return runMarketServe(args[1:], stderr)
 }
 
-// runeNames is the repeatable --runame NAME=URL flag.
-type runeNames map[string]string
+// ruNames is the repeatable --runame NAME=URL flag.
+type ruNames map[string]string
 
-func (r runeNames) String() string {
+func (r ruNames) String() string {
 	var parts []string
 	for k, v := range r {
 		parts = append(parts, k+"="+v)
@@ -63,10 +64,10 @@ func (r runeNames) String() string {
 	return strings.Join(parts, ",")
 }
 
-func (r runeNames) Set(v string) error {
+func (r ruNames) Set(v string) error {
 	name, u, ok := strings.Cut(v, "=")
-	if !ok || name == "" || u == "" {
-		return errors.New("want NAME=URL, e.g. sniped-RuName=http://127.0.0.1:8080/market/callback")
+	if !ok || name == "" || !ebay.HTTPURL(u) {
+		return errors.New("want NAME=URL with an absolute http(s) URL, e.g. sniped-RuName=http://127.0.0.1:8080/market/callback")
 	}
 	r[name] = u
 	return nil
@@ -78,7 +79,7 @@ type marketServeConfig struct {
 	data       string
 	publicURL  string
 	clientID   string
-	runames    runeNames
+	runames    ruNames
 	marketSeed int64
 	simItems   int
 	simBidders string
@@ -88,14 +89,14 @@ type marketServeConfig struct {
 }
 
 func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error) {
-	c := marketServeConfig{runames: runeNames{}}
+	c := marketServeConfig{runames: ruNames{}}
 	fs := flag.NewFlagSet("sniped market serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.addr, "addr", DefaultMarketAddr, "address to listen on; port 0 picks a free port")
 	fs.StringVar(&c.data, "data", DefaultMarketData, "data folder: sim.db (the marketplace) and tokens.json (refresh token hashes)")
 	fs.StringVar(&c.publicURL, "public-url", "", "URL clients use to reach this server, for image links (default http://ADDR)")
 	fs.StringVar(&c.clientID, "client-id", ebaysim.DefaultClientID, "client id of the one application accepted (its secret: env "+envMarketSecret+", or "+ebaysim.DefaultClientSecret+")")
-	fs.Var(c.runames, "runame", "an RuName and its accept URL, NAME=URL (repeatable); a redirect_uri that is an absolute URL is accepted as is")
+	fs.Var(c.runames, "runame", "an RuName and its accept URL, NAME=URL (repeatable); the consent page accepts only registered RuNames (also /sim/runame)")
 	fs.Int64Var(&c.marketSeed, "market-seed", sim.DefaultSeed, "seed of the generated catalogue (used on first start)")
 	fs.IntVar(&c.simItems, "sim-items", sim.DefaultItems, "live auctions to generate on first start")
 	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "rival bidding activity: off, low, normal or high")
@@ -105,23 +106,32 @@ func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
-	switch c.simBidders {
-	case "off", "low", "normal", "high":
-	default:
-		return c, usageErr("--sim-bidders must be off, low, normal or high, not %q", c.simBidders)
-	}
-	switch c.simControl {
-	case "auto", "on", "off":
-	default:
-		return c, usageErr("--sim-control must be auto, on or off, not %q", c.simControl)
-	}
-	if c.simItems < 1 {
-		return c, usageErr("--sim-items must be at least 1")
+	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems); err != nil {
+		return c, err
 	}
 	if c.clientID == "" {
 		return c, usageErr("--client-id must not be empty")
 	}
 	return c, nil
+}
+
+// checkSimFlags checks the simulator's flags, which serve (--market sim)
+// and market serve share.
+func checkSimFlags(bidders, control string, items int) error {
+	switch bidders {
+	case "off", "low", "normal", "high":
+	default:
+		return usageErr("--sim-bidders must be off, low, normal or high, not %q", bidders)
+	}
+	switch control {
+	case "auto", "on", "off":
+	default:
+		return usageErr("--sim-control must be auto, on or off, not %q", control)
+	}
+	if items < 1 {
+		return usageErr("--sim-items must be at least 1")
+	}
+	return nil
 }
 
 func runMarketServe(args []string, stderr io.Writer) error {
@@ -164,7 +174,7 @@ func runMarketServe(args []string, stderr io.Writer) error {
 	defer s.Close()
 	srv, err := ebaysim.New(ebaysim.Config{
 		Sim: s, ClientID: c.clientID, ClientSecret: secret, RuNames: c.runames,
-		TokenFile: filepath.Join(c.data, "tokens.json"), Clock: clk, ClockSkew: c.simSkew, Logger: log.With("component", "ebaysim"),
+		TokenFile: filepath.Join(c.data, "tokens.json"), Clock: clk, Logger: log.With("component", "ebaysim"),
 	})
 	if err != nil {
 		return err

@@ -56,6 +56,7 @@ type serveConfig struct {
 	simControl   string
 	market       marketConfig
 	keys         secretFlags
+	notify       notifyFlags
 }
 
 func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
@@ -79,7 +80,11 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.StringVar(&c.simControl, "sim-control", "auto", "simulator: serve the /sim/ control endpoints (createItem, placeBid, ...): on, off, or auto (on only when listening on loopback; they need no key)")
 	c.market.register(fs)
 	c.keys.register(fs)
+	c.notify.register(fs)
 	if err := parse(fs, args); err != nil {
+		return c, err
+	}
+	if err := c.notify.validate(); err != nil {
 		return c, err
 	}
 	if err := c.market.check(); err != nil {
@@ -93,18 +98,8 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return c, usageErr("--rate-limit must be >= 0 and --rate-burst >= 1")
 	}
-	switch c.simBidders {
-	case "off", "low", "normal", "high":
-	default:
-		return c, usageErr("--sim-bidders must be off, low, normal or high, not %q", c.simBidders)
-	}
-	switch c.simControl {
-	case "auto", "on", "off":
-	default:
-		return c, usageErr("--sim-control must be auto, on or off, not %q", c.simControl)
-	}
-	if c.simItems < 1 {
-		return c, usageErr("--sim-items must be at least 1")
+	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems); err != nil {
+		return c, err
 	}
 	return c, nil
 }
@@ -119,6 +114,12 @@ func runServe(args []string, stderr io.Writer) error {
 		return usageErr("--log-level must be debug, info, warn or error")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	// A missing or bad marketplace key stops serve before it opens the
+	// store (cli/market.go).
+	keys, err := loadMarketKeys(c, log)
+	if err != nil {
+		return err
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -156,14 +157,14 @@ func runServe(args []string, stderr io.Writer) error {
 		base = "http://" + dialable(ln.Addr().String())
 	}
 	base = strings.TrimSuffix(base, "/") + c.basePath
-	if err := ensureAdmin(ctx, st, clk, base, c.store.data, stderr); err != nil {
+	if err := ensureAdmin(ctx, st, clk, base, currentCommand()+" account", storeArgs(c.store), stderr); err != nil {
 		return err
 	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// The marketplace: the built-in simulator or eBay (cli/market.go).
-	mkt, err := openMarket(ctx, marketParams{cfg: c, base: base, clock: clk, log: log, store: st, registerer: reg})
+	mkt, err := openMarket(ctx, marketParams{cfg: c, keys: keys, base: base, clock: clk, log: log, store: st, registerer: reg})
 	if err != nil {
 		return err
 	}
@@ -180,6 +181,10 @@ func runServe(args []string, stderr io.Writer) error {
 	if c.runSniper {
 		notifier = snp
 	}
+	ntf, err := newNotify(c.notify, c.keys, c.store.data, st, metMkt, ln.Addr(), log.With("component", "notify"))
+	if err != nil {
+		return err
+	}
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var ready atomic.Bool
@@ -189,6 +194,7 @@ func runServe(args []string, stderr io.Writer) error {
 		Store: st, Market: metMkt, Clock: clk, ClockOffset: snp.ClockOffset, Logger: log.With("component", "api"), Notifier: notifier,
 		MarketLinks:  mkt.links,
 		FetchAnyItem: c.fetchAnyItem, RateLimit: c.rateLimit, RateBurst: c.rateBurst, BasePath: c.basePath,
+		Notify: ntf,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(c.basePath+"/", apiHandler)
@@ -224,6 +230,7 @@ func runServe(args []string, stderr io.Writer) error {
 		}
 	}
 	mux.Handle(c.basePath+"/ui/", http.StripPrefix(c.basePath+"/ui", web.Handler()))
+	mux.Handle("GET "+c.basePath+"/{$}", http.RedirectHandler(c.basePath+"/ui/", http.StatusFound)) // the root opens the dashboard
 	if c.basePath != "" {
 		mux.Handle(c.basePath, http.RedirectHandler(c.basePath+"/ui/", http.StatusFound))
 		// Outside the prefix too, failures use the envelope (unknown_operation).
@@ -256,6 +263,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if mkt.sim != nil {
 		wg.Go(func() { mkt.sim.Run(runCtx) })
 	}
+	wg.Go(func() { mkt.checkKeys(runCtx, log) })
 	var metricsSrv *http.Server
 	if c.metricsAddr != "" {
 		mln, err := net.Listen("tcp", c.metricsAddr)
@@ -286,6 +294,7 @@ func runServe(args []string, stderr io.Writer) error {
 				failed <- fmt.Errorf("sniper: %w", err)
 			}
 		})
+		wg.Go(func() { ntf.Run(runCtx) })
 	} else {
 		log.Info("sniper off (--sniper=false): another instance on this database fires the snipes")
 	}
@@ -318,7 +327,7 @@ func shutdown(srv *http.Server, log *slog.Logger) {
 
 // ensureAdmin creates the admin account on the first start against an empty
 // store and prints its key once, with a ready-to-paste curl line.
-func ensureAdmin(ctx context.Context, st store.Store, clk clock.Clock, base, data string, stderr io.Writer) error {
+func ensureAdmin(ctx context.Context, st store.Store, clk clock.Clock, base, accountCmd, storeArgs string, stderr io.Writer) error {
 	n, err := st.CountAccounts(ctx)
 	if err != nil {
 		return fmt.Errorf("count accounts: %w", err)
@@ -343,9 +352,12 @@ Try it:
     curl '%s/justTesting?key=%s&arg1=hello'
 
 Open the dashboard at %s/ui/ and paste the key there.
-Make more accounts with: sniped account add --data %s --name NAME
+Make more accounts with:
+    %s add %s --name NAME
+Lost this key? Replace it (the old one stops working) with:
+    %s rotate-key %s --name admin
 
-`, plain, base, plain, base, data)
+`, plain, base, plain, base, accountCmd, storeArgs, accountCmd, storeArgs)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -198,19 +199,28 @@ func TestEBayLinkedAccounts(t *testing.T) {
 }
 
 // consent runs the consent flow for the account with key k as a browser
-// would, signing in on the market's page as login and agreeing, and
-// returns the outcome the dashboard is sent to (/ui/?market=OUTCOME).
+// would, keeping the flow's cookie, signing in on the market's page as
+// login and agreeing, and returns the outcome the dashboard is sent to
+// (/ui/?market=OUTCOME).
 func (s *server) consent(t *testing.T, k, login string) string {
 	t.Helper()
-	_, res := s.Get("/connectMarketAccount", url.Values{"key": {k}})
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	resp, err := browser.Get(s.URL + "/connectMarketAccount?" + url.Values{"key": {k}}.Encode())
+	if err != nil {
+		t.Fatalf("connectMarketAccount: %v", err)
+	}
+	var res map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&res)
+	resp.Body.Close()
 	authorize, _ := res["authorize_url"].(string)
-	if authorize == "" {
-		t.Fatalf("connectMarketAccount = %v", res)
+	if err != nil || authorize == "" {
+		t.Fatalf("connectMarketAccount = %v, %v", res, err)
 	}
 	// Pressing Agree submits the consent form with login and approve=1;
 	// the market then redirects to /market/callback, which redirects to
 	// the dashboard.
-	resp, err := http.Get(authorize + "&" + url.Values{"login": {login}, "approve": {"1"}}.Encode())
+	resp, err = browser.Get(authorize + "&" + url.Values{"login": {login}, "approve": {"1"}}.Encode())
 	if err != nil {
 		t.Fatalf("consent: %v", err)
 	}

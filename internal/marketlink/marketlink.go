@@ -57,9 +57,10 @@ type Config struct {
 	// Consent runs the consent flow; nil when only operators link
 	// accounts (sniped account link).
 	Consent Consent
-	// Changed, when set, is told after a user's link changed or was
-	// removed, so that cached access tokens of the old link are dropped.
-	Changed func(user string)
+	// LinkFlags are the flags `sniped account link` needs to make a link
+	// for Market (e.g. "--ebay-env production"), named in HowToLink so
+	// that an operator who copies the command makes a usable link.
+	LinkFlags string
 	// Clock defaults to clock.Real.
 	Clock clock.Clock
 	// StateTTL defaults to DefaultStateTTL.
@@ -103,6 +104,7 @@ type Error struct {
 	Explanation string
 }
 
+// Error is the complete message.
 func (e *Error) Error() string { return e.Message }
 
 // Unwrap makes errors.Is(err, market.ErrNotAuthorized) hold.
@@ -120,8 +122,17 @@ var _ market.Explainer = (*Error)(nil)
 
 // HowToLink is the sentence that tells the user of account name how to link.
 func (l *Links) HowToLink(name string) string {
-	return fmt.Sprintf("Link your %s account in the dashboard (Connect %s) or ask the operator to run \"sniped account link --name %s --refresh-token-file FILE\".",
-		l.cfg.MarketName, l.cfg.MarketName, name)
+	return fmt.Sprintf("Link your %s account in the dashboard (Connect %s) or ask the operator to run \"%s\".",
+		l.cfg.MarketName, l.cfg.MarketName, l.LinkCommand(name))
+}
+
+// LinkCommand is the operator's command that links account name.
+func (l *Links) LinkCommand(name string) string {
+	cmd := "sniped account link --name " + name + " --refresh-token-file FILE"
+	if l.cfg.LinkFlags != "" {
+		cmd += " " + l.cfg.LinkFlags
+	}
+	return cmd
 }
 
 // aad binds a sealed token to its account and marketplace: a ciphertext
@@ -186,7 +197,6 @@ func (l *Links) Link(ctx context.Context, acct store.Account, t Token) error {
 	if err != nil {
 		return fmt.Errorf("link account %s: %w", acct.Name, err)
 	}
-	l.changed(acct.Name)
 	return nil
 }
 
@@ -195,14 +205,7 @@ func (l *Links) Unlink(ctx context.Context, acct store.Account) error {
 	if err := l.cfg.Store.DeleteMarketLink(ctx, acct.ID); err != nil {
 		return fmt.Errorf("unlink account %s: %w", acct.Name, err)
 	}
-	l.changed(acct.Name)
 	return nil
-}
-
-func (l *Links) changed(user string) {
-	if l.cfg.Changed != nil {
-		l.cfg.Changed(user)
-	}
 }
 
 // Status is an account's link as its user may see it (never the token).

@@ -57,7 +57,6 @@ type bundle struct {
 	links   *marketlink.Links
 	alice   store.Account
 	bob     store.Account
-	changed []string
 }
 
 func setup(t *testing.T) *bundle {
@@ -87,7 +86,6 @@ func (b *bundle) newLinks(t *testing.T, k *secret.Key, mkt string) *marketlink.L
 	t.Helper()
 	l, err := marketlink.New(marketlink.Config{
 		Store: b.st, Key: k, Market: mkt, MarketName: "eBay", Consent: b.consent, Clock: b.clock,
-		Changed: func(user string) { b.changed = append(b.changed, user) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -133,9 +131,6 @@ func TestRefreshToken(t *testing.T) {
 	b.link(t, b.alice, marketlink.Token{RefreshToken: token, User: "alice_ebay", Expiry: t0.Add(540 * 24 * time.Hour)})
 	if got, err := b.links.RefreshToken(b.ctx, "alice"); err != nil || got != token {
 		t.Fatalf("RefreshToken(linked) = %q, %v; want the token", got, err)
-	}
-	if slices := b.changed; len(slices) != 1 || slices[0] != "alice" {
-		t.Errorf("Changed calls = %q, want [alice]", b.changed)
 	}
 	row, err := b.st.MarketLink(b.ctx, b.alice.ID)
 	if err != nil || bytes.Contains(row.SealedToken, []byte(token)) || row.User != "alice_ebay" || row.Market != sandbox {
@@ -222,43 +217,52 @@ func TestStatusAndUnlink(t *testing.T) {
 	if err := b.links.Unlink(b.ctx, b.alice); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("Unlink(again) = %v, want store.ErrNotFound", err)
 	}
-	if len(b.changed) != 2 || b.changed[1] != "alice" {
-		t.Errorf("Changed calls = %q, want [alice alice]", b.changed)
-	}
 	if _, err := b.links.RefreshToken(b.ctx, "alice"); !errors.Is(err, market.ErrNotAuthorized) {
 		t.Errorf("RefreshToken after Unlink = %v, want market-auth", err)
 	}
 }
 
-// stateOf starts a flow for acct and returns its state.
-func (b *bundle) stateOf(t *testing.T, acct store.Account) string {
+// flow is a started consent flow as the browser returns with it.
+type flow struct{ state, binding string }
+
+// start starts a flow for acct.
+func (b *bundle) start(t *testing.T, acct store.Account) flow {
 	t.Helper()
-	u, expires, err := b.links.Start(acct)
+	f, err := b.links.Start(acct)
 	if err != nil {
 		t.Fatalf("Start(%s) = %v", acct.Name, err)
 	}
-	if want := t0.Add(marketlink.DefaultStateTTL); !expires.Equal(want) && b.clock.Now().Equal(t0) {
-		t.Errorf("Start expires = %v, want %v", expires, want)
+	if want := t0.Add(marketlink.DefaultStateTTL); !f.Expires.Equal(want) && b.clock.Now().Equal(t0) {
+		t.Errorf("Start expires = %v, want %v", f.Expires, want)
 	}
-	p, err := url.Parse(u)
+	p, err := url.Parse(f.AuthorizeURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.Query().Get("state")
+	if f.Binding == "" || strings.Contains(f.AuthorizeURL, f.Binding) {
+		t.Errorf("Start binding = %q, want a secret kept out of the consent page's URL", f.Binding)
+	}
+	return flow{state: p.Query().Get("state"), binding: f.Binding}
+}
+
+// stateOf starts a flow for acct and returns its state.
+func (b *bundle) stateOf(t *testing.T, acct store.Account) string {
+	t.Helper()
+	return b.start(t, acct).state
 }
 
 func TestConsentFlow(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	state := b.stateOf(t, b.alice)
-	if strings.Contains(state, strings.TrimSpace(b.key.Encode())) {
+	f := b.start(t, b.alice)
+	if strings.Contains(f.state, strings.TrimSpace(b.key.Encode())) {
 		t.Fatalf("state holds the server key")
 	}
-	if other := b.stateOf(t, b.alice); other == state {
-		t.Errorf("two flows got the same state")
+	if other := b.start(t, b.alice); other.state == f.state || other.binding == f.binding {
+		t.Errorf("two flows got the same state or binding")
 	}
 	b.consent.codes["c1"] = marketlink.Token{RefreshToken: token, User: "alice_ebay", Expiry: t0.Add(time.Hour)}
-	acct, st, err := b.links.Finish(b.ctx, "c1", state)
+	acct, st, err := b.links.Finish(b.ctx, "c1", f.state, f.binding)
 	if err != nil || acct.ID != b.alice.ID || !st.Linked || st.User != "alice_ebay" {
 		t.Fatalf("Finish = %+v, %+v, %v; want alice linked to alice_ebay", acct, st, err)
 	}
@@ -274,46 +278,54 @@ func TestConsentFlowRefusals(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		// state returns the state to finish with (the code "c1" is valid).
-		state func(t *testing.T, b *bundle) string
-		want  error
+		// flow returns the flow to finish (the code "c1" is valid).
+		flow func(t *testing.T, b *bundle) flow
+		want error
 	}{
-		{"empty", func(*testing.T, *bundle) string { return "" }, marketlink.ErrBadState},
-		{"garbage", func(*testing.T, *bundle) string { return "not-a-state!" }, marketlink.ErrBadState},
-		{"huge", func(*testing.T, *bundle) string { return strings.Repeat("A", 10000) }, marketlink.ErrBadState},
-		{"altered", func(t *testing.T, b *bundle) string {
-			s := []byte(b.stateOf(t, b.alice))
+		{"empty", func(*testing.T, *bundle) flow { return flow{} }, marketlink.ErrBadState},
+		{"garbage", func(*testing.T, *bundle) flow { return flow{state: "not-a-state!"} }, marketlink.ErrBadState},
+		{"huge", func(*testing.T, *bundle) flow { return flow{state: strings.Repeat("A", 10000)} }, marketlink.ErrBadState},
+		{"altered", func(t *testing.T, b *bundle) flow {
+			f := b.start(t, b.alice)
 			// Change the account ID's last byte: alice's ID to bob's.
-			raw := mustDecode(t, string(s))
+			raw := mustDecode(t, f.state)
 			raw[7] = byte(b.bob.ID)
-			return encode(raw)
+			return flow{encode(raw), f.binding}
 		}, marketlink.ErrBadState},
-		{"other key", func(t *testing.T, b *bundle) string {
+		{"no binding", func(t *testing.T, b *bundle) flow {
+			return flow{state: b.stateOf(t, b.alice)}
+		}, marketlink.ErrOtherBrowser},
+		{"another flow's binding", func(t *testing.T, b *bundle) flow {
+			// Someone starts a flow for bob and sends its consent page to
+			// alice's browser, which holds a binding of its own.
+			return flow{b.stateOf(t, b.bob), b.start(t, b.alice).binding}
+		}, marketlink.ErrOtherBrowser},
+		{"other key", func(t *testing.T, b *bundle) flow {
 			saved := b.links
 			b.links = b.newLinks(t, secret.Generate(), sandbox)
 			defer func() { b.links = saved }()
-			return b.stateOf(t, b.alice)
+			return b.start(t, b.alice)
 		}, marketlink.ErrBadState},
-		{"other marketplace", func(t *testing.T, b *bundle) string {
+		{"other marketplace", func(t *testing.T, b *bundle) flow {
 			saved := b.links
 			b.links = b.newLinks(t, b.key, "https://api.ebay.com")
 			defer func() { b.links = saved }()
-			return b.stateOf(t, b.alice)
+			return b.start(t, b.alice)
 		}, marketlink.ErrBadState},
-		{"expired", func(t *testing.T, b *bundle) string {
-			s := b.stateOf(t, b.alice)
+		{"expired", func(t *testing.T, b *bundle) flow {
+			f := b.start(t, b.alice)
 			b.clock.Advance(marketlink.DefaultStateTTL)
-			return s
+			return f
 		}, marketlink.ErrStateExpired},
-		{"account re-created", func(t *testing.T, b *bundle) string {
-			s := b.stateOf(t, b.alice)
+		{"account re-created", func(t *testing.T, b *bundle) flow {
+			f := b.start(t, b.alice)
 			if err := b.st.DeleteAccount(b.ctx, "alice"); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := b.st.CreateAccount(b.ctx, "alice", store.TierPaid, key.Hash("alice2"), t0); err != nil {
 				t.Fatal(err)
 			}
-			return s
+			return f
 		}, marketlink.ErrBadState},
 	}
 	for _, tt := range tests {
@@ -321,7 +333,8 @@ func TestConsentFlowRefusals(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			b.consent.codes["c1"] = marketlink.Token{RefreshToken: token, User: "x"}
-			_, _, err := b.links.Finish(b.ctx, "c1", tt.state(t, b))
+			f := tt.flow(t, b)
+			_, _, err := b.links.Finish(b.ctx, "c1", f.state, f.binding)
 			if !errors.Is(err, tt.want) {
 				t.Errorf("Finish = %v, want %v", err, tt.want)
 			}
@@ -340,7 +353,8 @@ func TestConsentFlowRefusals(t *testing.T) {
 func TestConsentFlowExchangeFails(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	_, _, err := b.links.Finish(b.ctx, "unknown-code", b.stateOf(t, b.alice))
+	f := b.start(t, b.alice)
+	_, _, err := b.links.Finish(b.ctx, "unknown-code", f.state, f.binding)
 	if !errors.Is(err, marketlink.ErrExchange) {
 		t.Errorf("Finish(bad code) = %v, want ErrExchange", err)
 	}
@@ -356,13 +370,32 @@ func TestNoConsentFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := l.Start(b.alice); !errors.Is(err, marketlink.ErrNoConsent) {
+	if _, err := l.Start(b.alice); !errors.Is(err, marketlink.ErrNoConsent) {
 		t.Errorf("Start without Consent = %v, want ErrNoConsent", err)
 	}
-	if _, _, err := l.Finish(b.ctx, "c", "s"); !errors.Is(err, marketlink.ErrNoConsent) {
+	if _, _, err := l.Finish(b.ctx, "c", "s", "b"); !errors.Is(err, marketlink.ErrNoConsent) {
 		t.Errorf("Finish without Consent = %v, want ErrNoConsent", err)
 	}
 	if _, err := marketlink.New(marketlink.Config{Store: b.st, Market: sandbox}); err == nil {
 		t.Errorf("New without a key succeeded")
+	}
+}
+
+// TestHowToLinkNamesFlags: the operator's command in the link messages
+// carries the flags that make a link for this server's environment.
+func TestHowToLinkNamesFlags(t *testing.T) {
+	b := setup(t)
+	l, err := marketlink.New(marketlink.Config{Store: b.st, Key: b.key, Market: "https://api.ebay.com",
+		MarketName: "eBay", LinkFlags: "--ebay-env production"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"sniped account link --name alice --refresh-token-file FILE --ebay-env production"`
+	if got := l.HowToLink("alice"); !strings.Contains(got, want) {
+		t.Errorf("HowToLink = %q, want it to contain %s", got, want)
+	}
+	_, err = l.RefreshToken(b.ctx, "alice")
+	if got := market.Explain(err); !strings.Contains(got, want) {
+		t.Errorf("RefreshToken of an unlinked account explains %q, want it to contain %s", got, want)
 	}
 }

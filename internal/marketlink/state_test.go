@@ -19,12 +19,12 @@ func encode(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 // FuzzFinishState: no state but the ones Start made is ever accepted, and
 // none makes Finish panic.
 func FuzzFinishState(f *testing.F) {
-	f.Add("")
-	f.Add("AAAAAAAAAAEAAAAAaSM")
-	f.Add(encode(make([]byte, 24+5+32)))
-	f.Fuzz(func(t *testing.T, state string) {
+	f.Add("", "")
+	f.Add("AAAAAAAAAAEAAAAAaSM", "")
+	f.Add(encode(make([]byte, 32+5+32)), "binding")
+	f.Fuzz(func(t *testing.T, state, binding string) {
 		b := setup(t)
-		if _, _, err := b.links.Finish(b.ctx, "c1", state); err == nil {
+		if _, _, err := b.links.Finish(b.ctx, "c1", state, binding); err == nil {
 			t.Errorf("Finish accepted a forged state %q", state)
 		}
 	})

@@ -54,7 +54,7 @@ var table = map[Code]Info{
 	Disabled:        {Disabled, "Snipe Disabled", "disabled", "gray", "The snipe was switched off when the auction ended, so no bid was placed."},
 	Ineligible:      {Ineligible, "Not Eligible To Bid", "ineligible", "red", "The marketplace refused your bid: your marketplace account may not bid on this item (for example the seller's own item or a buyer restriction)."},
 	MarketDown:      {MarketDown, "Marketplace Unavailable", "market-down", "red", "The marketplace did not accept the bid in time because it was unavailable; retries ran out before the auction ended."},
-	MarketAuth:      {MarketAuth, "Marketplace Authorization Failed", "market-auth", "red", "The marketplace rejected sniped's authorization for your account. Reconnect your marketplace account."},
+	MarketAuth:      {MarketAuth, "Marketplace Authorization Failed", "market-auth", "red", "The marketplace rejected sniped's authorization for your account."},
 	Missed:          {Missed, "Missed While Service Was Down", "missed", "red", "The sniped service was not running at the moment this snipe was due, so no bid was placed."},
 	NotFound:        {NotFound, "Item Not Found", "not-found", "red", "The marketplace no longer knows this item number; it may have been removed."},
 	GroupLead:       {GroupLead, "Group Item May Be Won", "group-lead", "gray", "Not placed yet: you lead an earlier item of this Bid Group. This snipe fires after all if that item is lost while this one is still running."},

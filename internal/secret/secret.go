@@ -117,8 +117,8 @@ type Config struct {
 func Load(c Config) (*Key, Source, error) {
 	switch {
 	case c.File != "":
-		k, err := readFile(c.File)
-		return k, Source{File: c.File, Exposed: exposed(c.File)}, err
+		k, exposed, err := readFile(c.File)
+		return k, Source{File: c.File, Exposed: exposed}, err
 	case c.Env != "":
 		k, err := Parse(c.Env)
 		if err != nil {
@@ -136,8 +136,8 @@ func Load(c Config) (*Key, Source, error) {
 	k := Generate()
 	if err := createExclusive(path, []byte(k.Encode())); errors.Is(err, fs.ErrExist) {
 		// Another process created it first: use that one.
-		k, err := readFile(path)
-		return k, Source{File: path, Exposed: exposed(path)}, err
+		k, exposed, err := readFile(path)
+		return k, Source{File: path, Exposed: exposed}, err
 	} else if err != nil {
 		return nil, Source{}, fmt.Errorf("create secret key file %s: %w", path, err)
 	}
@@ -163,25 +163,34 @@ func createExclusive(path string, body []byte) error {
 	return os.Link(tmp, path)
 }
 
-// exposed reports whether others than the owner may read or write path.
-func exposed(path string) bool {
+// ReadFile reads a secret kept in a file, such as a key or a client
+// secret, without surrounding white space, and reports whether users other
+// than the file's owner may read or write it.
+func ReadFile(path string) (text string, exposed bool, err error) {
 	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().Perm()&0o077 != 0
-}
-
-func readFile(path string) (*Key, error) {
+	if err != nil {
+		return "", false, err
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read secret key file: %w", err)
+		return "", false, err
 	}
-	if len(strings.TrimSpace(string(b))) == 0 {
-		return nil, fmt.Errorf("secret key file %s is empty", path)
-	}
-	k, err := Parse(string(b))
+	return strings.TrimSpace(string(b)), fi.Mode().Perm()&0o077 != 0, nil
+}
+
+// readFile reads a key file; exposed as ReadFile's.
+func readFile(path string) (k *Key, exposed bool, err error) {
+	text, exposed, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("secret key file %s: %w", path, err)
+		return nil, false, fmt.Errorf("read secret key file: %w", err)
 	}
-	return k, nil
+	if text == "" {
+		return nil, exposed, fmt.Errorf("secret key file %s is empty", path)
+	}
+	if k, err = Parse(text); err != nil {
+		return nil, exposed, fmt.Errorf("secret key file %s: %w", path, err)
+	}
+	return k, exposed, nil
 }
 
 // Seal encrypts plaintext. aad (additional data) binds the result to its

@@ -210,3 +210,30 @@ func TestLoadReportsExposedFile(t *testing.T) {
 		t.Errorf("Load(0600 file) = %+v, %v; want not Exposed", src, err)
 	}
 }
+
+func TestReadFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	tests := []struct {
+		name, body string
+		perm       os.FileMode
+		want       string
+		exposed    bool
+	}{
+		{"private", " s3cret\n", 0o600, "s3cret", false},
+		{"group-readable", "s3cret", 0o640, "s3cret", true},
+	}
+	for _, tt := range tests {
+		file := filepath.Join(dir, tt.name)
+		if err := os.WriteFile(file, []byte(tt.body), tt.perm); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(file, tt.perm) // past the umask
+		if got, exposed, err := secret.ReadFile(file); err != nil || got != tt.want || exposed != tt.exposed {
+			t.Errorf("ReadFile(%s) = %q, %v, %v; want %q, %v", tt.name, got, exposed, err, tt.want, tt.exposed)
+		}
+	}
+	if _, _, err := secret.ReadFile(filepath.Join(dir, "none")); err == nil {
+		t.Errorf("ReadFile(missing) succeeded")
+	}
+}

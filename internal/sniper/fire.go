@@ -372,6 +372,9 @@ func rejectDetail(err error, sn store.Snipe, attempts int) string {
 	case market.Transient(err):
 		// The raw error stays in the log: it may name hosts or internals.
 		return fmt.Sprintf("%d attempts failed, the last one shortly before the end.", attempts)
+	case errors.Is(err, market.ErrNotAuthorized):
+		// The marketplace gave no explanation of its own (see above).
+		return "Reconnect your marketplace account; if that does not help, the operator must check sniped's marketplace credentials."
 	}
 	return ""
 }

@@ -3,6 +3,7 @@ package sniper
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -80,6 +81,8 @@ func TestOutcomes(t *testing.T) {
 		during   func(b *bundle, no int64)
 		want     outcome.Code
 		wantBids int // alice's bids the marketplace saw
+		// wantDetail must appear in the outcome detail.
+		wantDetail string
 	}{
 		{name: "won", want: outcome.Won, wantBids: 1},
 		{name: "outbid", setup: func(b *bundle, no int64) { b.mk.Rival("bob", no, 1000) }, want: outcome.Outbid, wantBids: 1},
@@ -131,7 +134,7 @@ func TestOutcomes(t *testing.T) {
 				}
 				return nil
 			})
-		}, want: outcome.MarketAuth},
+		}, want: outcome.MarketAuth, wantDetail: "Reconnect your marketplace account"},
 		{name: "not found", during: func(b *bundle, no int64) { b.mk.Remove(no) }, want: outcome.NotFound},
 	}
 	for _, tt := range tests {
@@ -159,6 +162,9 @@ func TestOutcomes(t *testing.T) {
 				got := b.get(sn.ID)
 				if got.State != store.StateSettled || got.Outcome != tt.want {
 					t.Errorf("snipe = %s/%s (%q), want settled/%s", got.State, codeName(got.Outcome), got.OutcomeDetail, codeName(tt.want))
+				}
+				if !strings.Contains(got.OutcomeDetail, tt.wantDetail) {
+					t.Errorf("detail = %q, want it to say %q", got.OutcomeDetail, tt.wantDetail)
 				}
 				if n := len(b.ours(no)); n != tt.wantBids {
 					t.Errorf("alice's bids at the marketplace = %d, want %d", n, tt.wantBids)

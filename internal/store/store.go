@@ -30,6 +30,7 @@ type Store interface {
 	AccountStore
 	SnipeStore
 	SearchStore
+	NotifyStore
 	MarketLinkStore
 	// Close releases the database.
 	Close() error
@@ -253,6 +254,11 @@ type Search struct {
 	AccountID int64
 	Query     string
 	CreatedAt time.Time
+	// LastRun and NextRun are the times of the scheduled runs (zero:
+	// never run yet); NewCount is how many new items the last run found.
+	LastRun  time.Time
+	NextRun  time.Time
+	NewCount int
 }
 
 // SearchStore manages saved searches.

@@ -179,7 +179,7 @@ func newStack(t *testing.T, o stackOptions) *stack {
 	mux := http.NewServeMux()
 	mux.Handle(basePath+"/", api.New(api.Config{
 		Store: st, Market: mkt, Clock: clock.Real{}, Logger: quiet, Notifier: notifier,
-		RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: basePath,
+		RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: basePath, Notify: newNotify(t, st, mkt),
 	}))
 	mux.Handle(basePath+"/ui/", http.StripPrefix(basePath+"/ui", web.Handler()))
 	mux.Handle(basePath+"/sim/", http.StripPrefix(basePath, mkt.Handler(resolve)))
@@ -550,9 +550,10 @@ func TestDashboardShowsInterfaceErrors(t *testing.T) {
 
 func TestDashboardRateLimited(t *testing.T) {
 	t.Parallel()
-	// Connecting costs four calls (justTesting, getMarketAccount,
-	// getUserItems, getUserSearches); the refresh is the fifth and is refused.
-	s := newStack(t, stackOptions{rateLimit: 0.01, rateBurst: 4})
+	// Connecting costs five calls (justTesting, getMarketAccount,
+	// getNotifiers, getUserItems, getUserSearches); the refresh is the
+	// sixth and is refused.
+	s := newStack(t, stackOptions{rateLimit: 0.01, rateBurst: 5})
 	tb := s.open(1280)
 	tb.connect(s.key)
 	tb.do("refresh", chromedp.Click(chromedp.ID("refresh-btn")))
@@ -588,10 +589,14 @@ func TestDashboardSearchSavedSearchesAndImport(t *testing.T) {
 		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#results tr[data-item="%d"] .snipe-this`, found))),
 		chromedp.WaitVisible(chromedp.ID("ed-bid")))
 	tb.screenshot("dashboard-snipe-this.png")
+	// The maximum is left to the user, with the minimum as a hint: the
+	// minimum as a maximum almost always loses.
 	minimum := s.marketItem(found).MinimumToBid.String()
-	if got, want := tb.eval(`document.getElementById("ed-item").value + "|" + document.getElementById("ed-bid").value`), fmt.Sprintf("%d|%s", found, minimum); got != want {
-		t.Errorf("editor prefilled with %q, want %q (item and minimum to bid)", got, want)
+	if got, want := tb.eval(`document.getElementById("ed-item").value + "|" + document.getElementById("ed-bid").value + "|" + document.getElementById("ed-bid").placeholder`),
+		fmt.Sprintf("%d||at least %s", found, minimum); got != want {
+		t.Errorf("editor opened with %q, want %q (item, empty maximum, minimum as the hint)", got, want)
 	}
+	tb.do("type a maximum", chromedp.SendKeys(chromedp.ID("ed-bid"), minimum))
 	tb.do("save snipe", chromedp.Click(chromedp.ID("ed-save")), chromedp.WaitNotVisible(chromedp.ID("editor")))
 	tb.wait("sniped item in current tab", fmt.Sprintf(`!document.getElementById("view-snipes").hidden && !!document.querySelector(%q)`, row(found)))
 

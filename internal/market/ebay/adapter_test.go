@@ -88,6 +88,54 @@ func TestItemCacheAndFresh(t *testing.T) {
 	if n := b.count(path); n != 3 {
 		t.Errorf("a lookup after the TTL made %d calls in all, want 3", n)
 	}
+
+	// In its last two minutes, and after its end, an item is never served
+	// from the cache: pre-flights and settlement must see eBay's latest.
+	soon := b.create(t, sim.NewItem{EndsIn: ebay.FreshWithin})
+	for range 2 {
+		if _, err := b.ad.Item(b.ctx, soon); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := b.count(path); n != 5 {
+		t.Errorf("2 lookups of an item ending within FreshWithin made %d calls in all, want 5", n)
+	}
+	// An answer cached before the last two minutes is not served in them,
+	// nor after the end, however long the TTL.
+	long := setup(t, func(o *options) { o.itemTTL = time.Hour })
+	later := long.create(t, sim.NewItem{EndsIn: ebay.FreshWithin + 20*time.Second})
+	for _, step := range []struct {
+		advance time.Duration
+		calls   int
+		ended   bool
+	}{{0, 1, false}, {0, 1, false}, {30 * time.Second, 2, false}, {2 * time.Minute, 3, true}} {
+		long.advance(t, step.advance)
+		it, err := long.ad.Item(long.ctx, later)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := long.count(path); n != step.calls || it.Ended != step.ended {
+			t.Errorf("after %v more: %d calls in all, ended %v; want %d, %v", step.advance, n, it.Ended, step.calls, step.ended)
+		}
+	}
+}
+
+// TestShotNeedsNoLookup: a bid in an auction's last seconds, after a
+// pre-flight looked the item up, sends no Browse call before
+// place_proxy_bid (the currency comes from the cache).
+func TestShotNeedsNoLookup(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	no := b.create(t, sim.NewItem{EndsIn: 5 * time.Second})
+	if _, err := b.ad.Item(b.ctx, no); err != nil { // the pre-flight
+		t.Fatal(err)
+	}
+	if _, err := b.ad.PlaceBid(b.ctx, "alice", no, 20_00); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.count("GET /buy/browse/"); n != 1 {
+		t.Errorf("a pre-flight and a bid made %d Browse calls, want 1", n)
+	}
 }
 
 func TestSearch(t *testing.T) {
@@ -294,8 +342,8 @@ func TestWatchList(t *testing.T) {
 		t.Errorf("WatchList lacks the watched item %d", no)
 	}
 	b.sim.DenyUser("bob", true)
-	if _, err := b.ad.WatchList(b.ctx, "bob"); !errors.Is(err, market.ErrNotAuthorized) {
-		t.Errorf("WatchList of a refused user = %v, want ErrNotAuthorized", err)
+	if _, err := b.ad.WatchList(b.ctx, "bob"); !errors.Is(err, market.ErrNotAuthorized) || !strings.Contains(market.Explain(err), "Connect eBay") {
+		t.Errorf("WatchList of a refused user = %v (explained %q), want ErrNotAuthorized saying how to connect eBay again", err, market.Explain(err))
 	}
 }
 
@@ -377,6 +425,16 @@ func TestInvalidClient(t *testing.T) {
 	_, err := b.ad.Item(b.ctx, no)
 	if !errors.Is(err, market.ErrNotAuthorized) || !strings.Contains(err.Error(), "invalid_client") {
 		t.Errorf("Item with a wrong secret = %v, want ErrNotAuthorized naming invalid_client", err)
+	}
+	if err := b.ad.CheckKeys(b.ctx); !errors.Is(err, market.ErrNotAuthorized) || market.Explain(err) == "" {
+		t.Errorf("CheckKeys with a wrong secret = %v, want ErrNotAuthorized with an explanation", err)
+	}
+	good := setup(t)
+	if err := good.ad.CheckKeys(good.ctx); err != nil {
+		t.Errorf("CheckKeys with the right keys = %v", err)
+	}
+	if n := good.count("POST /identity/v1/oauth2/token client_credentials"); n != 1 {
+		t.Errorf("CheckKeys made %d application token calls, want 1", n)
 	}
 }
 

@@ -92,15 +92,17 @@ type cachedItem struct {
 func RESTItemID(itemNo int64) string { return "v1|" + strconv.FormatInt(itemNo, 10) + "|0" }
 
 // Item looks an item up by its site number (get_item_by_legacy_id). Answers
-// are cached for Config.ItemTTL; under market.WithFresh the cache is
-// skipped.
+// are cached for Config.ItemTTL, except in an auction's last FreshWithin
+// and after its end, when every lookup (the sniper's pre-flights, its
+// settlement) must see eBay's latest; under market.WithFresh the cache is
+// skipped too.
 func (a *Adapter) Item(ctx context.Context, itemNo int64) (market.Item, error) {
 	now := a.clk.Now()
 	if !market.Fresh(ctx) && a.cfg.ItemTTL > 0 {
 		a.mu.Lock()
 		c, ok := a.items[itemNo]
 		a.mu.Unlock()
-		if ok && now.Sub(c.at) < a.cfg.ItemTTL {
+		if ok && now.Sub(c.at) < a.cfg.ItemTTL && c.item.End.Sub(now) > FreshWithin {
 			return c.item, nil
 		}
 	}
@@ -123,6 +125,11 @@ func (a *Adapter) Item(ctx context.Context, itemNo int64) (market.Item, error) {
 	}
 	return it, nil
 }
+
+// FreshWithin is how close to its end an auction's lookups always ask eBay.
+// It spans the sniper's pre-flights (a minute and a few seconds before the
+// shot), so they see a changed end time or price.
+const FreshWithin = 2 * time.Minute
 
 // maxCached bounds the item cache; expired entries go first.
 const maxCached = 50_000

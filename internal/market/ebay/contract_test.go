@@ -15,7 +15,8 @@ import (
 // TestContract runs the marketplace contract suite on the eBay adapter
 // talking HTTP to the simulator served in eBay's shape. The item cache is
 // off: the suite changes items behind the adapter's back and expects to see
-// it at once, which only pre-flight's fresh lookups promise. The adapter
+// it at once, which the cache promises only in an auction's last
+// FreshWithin and under market.WithFresh. The adapter
 // declares the four things eBay's APIs do not tell (docs/ebay.md).
 func TestContract(t *testing.T) {
 	t.Parallel()

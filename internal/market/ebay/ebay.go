@@ -140,6 +140,8 @@ var _ market.Market = (*Adapter)(nil)
 type token struct {
 	access string
 	expiry time.Time // local clock
+	// from is the tokenHash of the refresh token a user token came from.
+	from string
 }
 
 func (t token) valid(now time.Time) bool { return t.access != "" && now.Before(t.expiry) }
@@ -153,8 +155,7 @@ func New(cfg Config) (*Adapter, error) {
 		return nil, errors.New("ebay: the application's client secret (Cert ID) is required")
 	}
 	for name, u := range map[string]string{"API URL": cfg.APIURL, "auth URL": cfg.AuthURL} {
-		p, err := url.Parse(u)
-		if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+		if !HTTPURL(u) {
 			return nil, fmt.Errorf("ebay: the %s must be an absolute http(s) URL, not %q", name, u)
 		}
 	}
@@ -224,6 +225,13 @@ func New(cfg Config) (*Adapter, error) {
 		}
 	}
 	return a, nil
+}
+
+// HTTPURL reports whether s is an absolute http(s) URL with a host, as the
+// API and consent hosts (and the accept URLs of RuNames) must be.
+func HTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // Marketplace is the X-EBAY-C-MARKETPLACE-ID the adapter bids on.

@@ -10,27 +10,32 @@ import (
 	"github.com/sniped/sniped/internal/market"
 )
 
-// apiErr is one entry of eBay's REST error envelope.
-type apiErr struct {
-	ErrorID     int          `json:"errorId"`
-	Domain      string       `json:"domain"`
-	Category    string       `json:"category"`
-	Message     string       `json:"message"`
-	LongMessage string       `json:"longMessage"`
-	Parameters  []errorParam `json:"parameters"`
+// ErrorDetail is one entry of eBay's REST error envelope (eBay's
+// ErrorDetailV3).
+type ErrorDetail struct {
+	ErrorID     int              `json:"errorId"`
+	Domain      string           `json:"domain"`
+	Category    string           `json:"category"`
+	Message     string           `json:"message"`
+	LongMessage string           `json:"longMessage,omitempty"`
+	Parameters  []ErrorParameter `json:"parameters,omitempty"`
 }
 
-type errorParam struct {
+// ErrorParameter names a request value an error is about.
+type ErrorParameter struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
 }
 
-// parseErrors reads eBay's error envelope {"errors":[...]}; a body that is
-// not one gives no entries.
-func parseErrors(body []byte) []apiErr {
-	var env struct {
-		Errors []apiErr `json:"errors"`
-	}
+// ErrorResponse is eBay's REST error envelope, {"errors":[...]}.
+type ErrorResponse struct {
+	Errors []ErrorDetail `json:"errors"`
+}
+
+// parseErrors reads eBay's error envelope; a body that is not one gives no
+// entries.
+func parseErrors(body []byte) []ErrorDetail {
+	var env ErrorResponse
 	if json.Unmarshal(body, &env) != nil {
 		return nil
 	}
@@ -92,7 +97,7 @@ func sentinelOf(id int) error {
 // market sentinel, with eBay's own message where it helps the user.
 func (a *Adapter) apiError(api string, ans answer) error {
 	errs := parseErrors(ans.body)
-	var first apiErr
+	var first ErrorDetail
 	if len(errs) > 0 {
 		first = errs[0]
 	}
@@ -105,7 +110,7 @@ func (a *Adapter) apiError(api string, ans answer) error {
 		return &explained{
 			err: fmt.Errorf("eBay refused the call (403, error %d %q): the eBay application lacks Offer API approval, a Limited Release that eBay grants on request (see docs/ebay.md); the sandbox needs no approval: %w",
 				first.ErrorID, text, market.ErrNotAuthorized),
-			explain: "eBay refused the bid because this sniped's eBay application lacks Offer API approval (403, Insufficient permissions); the operator must get eBay's approval for the Offer API before sniped can bid.",
+			explain: "eBay refused the bid because this sniped's eBay application lacks Offer API approval (403, Insufficient permissions). Reconnecting your eBay account does not help: the operator must get eBay's approval for the Offer API before sniped can bid.",
 		}
 	}
 	if s := sentinelOf(first.ErrorID); s != nil {

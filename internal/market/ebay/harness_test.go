@@ -91,7 +91,7 @@ func setup(t testing.TB, opts ...func(*options)) *bundle {
 		t.Fatalf("sim.Open: %v", err)
 	}
 	t.Cleanup(func() { s.Close() })
-	srv, err := ebaysim.New(ebaysim.Config{Sim: s, Clock: o.clock, ClockSkew: o.skew, RuNames: map[string]string{"sniped-RuName": "http://sniped.test/market/callback"}})
+	srv, err := ebaysim.New(ebaysim.Config{Sim: s, Clock: o.clock, RuNames: map[string]string{"sniped-RuName": "http://sniped.test/market/callback"}})
 	if err != nil {
 		t.Fatalf("ebaysim.New: %v", err)
 	}

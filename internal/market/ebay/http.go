@@ -71,7 +71,7 @@ func (a *Adapter) do(ctx context.Context, req request) (answer, error) {
 			return answer{}, err
 		}
 		ans, err := a.once(ctx, req)
-		retryable := false
+		var retry bool
 		var after time.Duration
 		switch {
 		case err != nil:
@@ -79,7 +79,7 @@ func (a *Adapter) do(ctx context.Context, req request) (answer, error) {
 				return answer{}, ctx.Err()
 			}
 			lastErr = fmt.Errorf("ebay %s: %v: %w", req.api, err, market.ErrUnavailable)
-			retryable = true
+			retry = req.retry // the call may have reached eBay
 		case ans.status == http.StatusTooManyRequests:
 			after = retryAfter(ans.header, time.Now())
 			if after <= 0 {
@@ -89,15 +89,15 @@ func (a *Adapter) do(ctx context.Context, req request) (answer, error) {
 			lastErr = fmt.Errorf("ebay %s: call limit reached (429); retry after %v: %w", req.api, after.Round(time.Millisecond), market.ErrUnavailable)
 			// eBay refuses a limited call before acting on it, so even a
 			// bid may be sent again; the cooldown above spaces the calls.
-			retryable = true
+			retry = true
 		case ans.status >= 500:
 			lastErr = fmt.Errorf("ebay %s: HTTP %d: %w", req.api, ans.status, market.ErrUnavailable)
-			retryable = req.retry
+			retry = req.retry
 			after = retryAfter(ans.header, time.Now())
 		default:
 			return ans, nil
 		}
-		if !retryable || attempt >= maxAttempts || (!req.retry && ans.status != http.StatusTooManyRequests) {
+		if !retry || attempt >= maxAttempts {
 			if err == nil && ans.status >= 500 {
 				return ans, nil // the caller reads eBay's error body
 			}

@@ -2,7 +2,9 @@ package ebay
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +30,15 @@ type tokenAnswer struct {
 
 // relinkHint says how a user links (or relinks) their eBay account.
 const relinkHint = `connect eBay again from the dashboard ("Connect eBay"), or have the operator run "sniped account link"`
+
+// brokenLink is the market-auth error of a user whose eBay link no longer
+// works (what says so: cause), with what to do for the user.
+func brokenLink(user, cause string) error {
+	return &explained{
+		err:     fmt.Errorf("the eBay link of %s is broken: %s (expired or revoked); %s: %w", user, cause, relinkHint, market.ErrNotAuthorized),
+		explain: "Your eBay link is broken: eBay no longer accepts its token (it expired or was revoked). To bid again, " + relinkHint + ".",
+	}
+}
 
 // AuthorizeURL is the consent page a user visits to let sniped bid for
 // them: {auth}/oauth2/authorize with the client id, the RuName as
@@ -142,7 +153,7 @@ func (a *Adapter) tokenCall(ctx context.Context, form url.Values) (tokenAnswer, 
 	case t.Error == "invalid_client":
 		return t, &explained{
 			err:     fmt.Errorf("ebay refused the application's credentials (invalid_client): check the client id and secret and the environment (sandbox or production): %w", market.ErrNotAuthorized),
-			explain: "eBay refused this sniped's application keys; the operator must check the eBay client id and secret.",
+			explain: "eBay refused this sniped's application keys. Reconnecting your eBay account does not help: the operator must check the eBay client id and secret.",
 		}
 	case t.Error == "invalid_grant":
 		return t, fmt.Errorf("%w: %s", errInvalidGrant, t.ErrorDescription)
@@ -190,29 +201,45 @@ func (a *Adapter) appAccess(ctx context.Context) (string, error) {
 	return v, err
 }
 
-// userAccess returns a valid access token for user, refreshing it from the
-// user's refresh token when needed; one refresh per user is in flight.
+// CheckKeys asks eBay for an application token, which proves the client id
+// and secret work in this environment. Serve calls it once at start, so
+// that wrong keys show in the log before the first search fails; the token
+// is kept for the calls that follow.
+func (a *Adapter) CheckKeys(ctx context.Context) error {
+	_, err := a.appAccess(ctx)
+	return err
+}
+
+// userAccess returns a valid access token for user. It reads user's link
+// (Links.RefreshToken) on every call, so that a link removed or replaced by
+// any process (sniped account unlink, another instance on a shared
+// database) stops the next call at once, and an access token is used only
+// while the refresh token it came from is still the link's. A refresh is
+// one per user in flight.
 func (a *Adapter) userAccess(ctx context.Context, user string) (string, error) {
-	now := a.clk.Now()
-	a.mu.Lock()
-	t := a.userTokens[user]
-	a.mu.Unlock()
-	if t.valid(now) {
-		return t.access, nil
+	if a.cfg.Links == nil {
+		return "", fmt.Errorf("ebay: no account links are configured, so %s cannot act on eBay: %w", user, market.ErrNotAuthorized)
 	}
-	return a.flight(ctx, "user:"+user, func(ctx context.Context) (string, error) {
+	rt, err := a.cfg.Links.RefreshToken(ctx, user)
+	if err != nil {
+		a.mu.Lock()
+		delete(a.userTokens, user) // no use keeping it: the link is gone
+		a.mu.Unlock()
+		return "", err
+	}
+	from := tokenHash(rt)
+	valid := func() (string, bool) {
 		a.mu.Lock()
 		t := a.userTokens[user]
 		a.mu.Unlock()
-		if t.valid(a.clk.Now()) {
-			return t.access, nil
-		}
-		if a.cfg.Links == nil {
-			return "", fmt.Errorf("ebay: no account links are configured, so %s cannot act on eBay: %w", user, market.ErrNotAuthorized)
-		}
-		rt, err := a.cfg.Links.RefreshToken(ctx, user)
-		if err != nil {
-			return "", err
+		return t.access, t.valid(a.clk.Now()) && t.from == from
+	}
+	if access, ok := valid(); ok {
+		return access, nil
+	}
+	return a.flight(ctx, "user:"+user+":"+from, func(ctx context.Context) (string, error) {
+		if access, ok := valid(); ok {
+			return access, nil // refreshed while this caller queued
 		}
 		start := a.clk.Now()
 		tok, err := a.tokenCall(ctx, url.Values{
@@ -222,18 +249,21 @@ func (a *Adapter) userAccess(ctx context.Context, user string) (string, error) {
 		})
 		if err != nil {
 			if errors.Is(err, errInvalidGrant) {
-				return "", &explained{
-					err:     fmt.Errorf("the eBay link of %s is broken: eBay refused its refresh token (expired or revoked); %s: %w", user, relinkHint, market.ErrNotAuthorized),
-					explain: "Your eBay link is broken: eBay no longer accepts its token (it expired or was revoked). To bid again, " + relinkHint + ".",
-				}
+				return "", brokenLink(user, "eBay refused its refresh token")
 			}
 			return "", err
 		}
 		a.mu.Lock()
-		a.userTokens[user] = token{access: tok.AccessToken, expiry: expiry(start, tok.ExpiresIn)}
+		a.userTokens[user] = token{access: tok.AccessToken, expiry: expiry(start, tok.ExpiresIn), from: from}
 		a.mu.Unlock()
 		return tok.AccessToken, nil
 	})
+}
+
+// tokenHash names a refresh token in memory without keeping it.
+func tokenHash(rt string) string {
+	h := sha256.Sum256([]byte(rt))
+	return hex.EncodeToString(h[:])
 }
 
 // dropUserToken forgets user's access token after eBay refused it, so the

@@ -95,9 +95,16 @@ func (a *Adapter) PlaceBid(ctx context.Context, user string, itemNo int64, max m
 	return rc, nil
 }
 
-// currencyOf is the item's currency, which the bid must be in; a cached
-// lookup serves.
+// currencyOf is the item's currency, which the bid must be in. An item's
+// currency never changes, so any cached lookup serves, however old or near
+// the end: the shot must not wait for a Browse call.
 func (a *Adapter) currencyOf(ctx context.Context, itemNo int64) (string, error) {
+	a.mu.Lock()
+	c, ok := a.items[itemNo]
+	a.mu.Unlock()
+	if ok {
+		return c.item.Currency, nil
+	}
 	it, err := a.Item(ctx, itemNo)
 	if err != nil {
 		return "", err

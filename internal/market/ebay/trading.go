@@ -211,7 +211,7 @@ func tradingErr(ack string, errs []TradingError, user string) error {
 		msg = clean(first.ShortMessage)
 	}
 	if anyAuthCode(errs) {
-		return fmt.Errorf("eBay refused the token of %s (Trading error %s %q); %s: %w", user, first.ErrorCode, msg, relinkHint, market.ErrNotAuthorized)
+		return brokenLink(user, fmt.Sprintf("the Trading API refused its token (error %s %q)", first.ErrorCode, msg))
 	}
 	return fmt.Errorf("ebay trading: Ack %s, error %s %q: %w", ack, first.ErrorCode, msg, market.ErrUnavailable)
 }

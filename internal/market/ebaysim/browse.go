@@ -37,9 +37,9 @@ func browseFailure(w http.ResponseWriter, err error, notFoundID int) {
 		if notFoundID == 11003 {
 			msg = "The specified legacy item ID was not found."
 		}
-		writeErrors(w, http.StatusNotFound, apiError{ErrorID: notFoundID, Domain: "API_BROWSE", Category: "REQUEST", Message: msg})
+		writeErrors(w, http.StatusNotFound, ebay.ErrorDetail{ErrorID: notFoundID, Domain: "API_BROWSE", Category: "REQUEST", Message: msg})
 	default:
-		writeErrors(w, http.StatusServiceUnavailable, apiError{ErrorID: 11004, Domain: "API_BROWSE", Category: "APPLICATION",
+		writeErrors(w, http.StatusServiceUnavailable, ebay.ErrorDetail{ErrorID: 11004, Domain: "API_BROWSE", Category: "APPLICATION",
 			Message: "The item service is temporarily unavailable. Please try again later."})
 	}
 }
@@ -51,8 +51,8 @@ func (s *Server) itemByLegacyID(w http.ResponseWriter, r *http.Request) {
 	}
 	no, err := strconv.ParseInt(r.URL.Query().Get("legacy_item_id"), 10, 64)
 	if err != nil || no <= 0 {
-		writeErrors(w, http.StatusBadRequest, apiError{ErrorID: 11003, Domain: "API_BROWSE", Category: "REQUEST",
-			Message: "The legacy_item_id is invalid.", Parameters: []errorParam{{Name: "legacy_item_id", Value: r.URL.Query().Get("legacy_item_id")}}})
+		writeErrors(w, http.StatusBadRequest, ebay.ErrorDetail{ErrorID: 11003, Domain: "API_BROWSE", Category: "REQUEST",
+			Message: "The legacy_item_id is invalid.", Parameters: []ebay.ErrorParameter{{Name: "legacy_item_id", Value: r.URL.Query().Get("legacy_item_id")}}})
 		return
 	}
 	s.writeItem(w, r, no, 11003)
@@ -65,7 +65,7 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request) {
 	}
 	no, ok := itemNoOf(r.PathValue("item_id"))
 	if !ok {
-		writeErrors(w, http.StatusNotFound, apiError{ErrorID: 11001, Domain: "API_BROWSE", Category: "REQUEST", Message: "The specified item ID was not found."})
+		writeErrors(w, http.StatusNotFound, ebay.ErrorDetail{ErrorID: 11001, Domain: "API_BROWSE", Category: "REQUEST", Message: "The specified item ID was not found."})
 		return
 	}
 	s.writeItem(w, r, no, 11001)
@@ -163,15 +163,15 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxLimit {
-			writeErrors(w, http.StatusBadRequest, apiError{ErrorID: 12001, Domain: "API_BROWSE", Category: "REQUEST",
-				Message: "The value of limit is invalid; it must be from 1 to 200.", Parameters: []errorParam{{Name: "limit", Value: v}}})
+			writeErrors(w, http.StatusBadRequest, ebay.ErrorDetail{ErrorID: 12001, Domain: "API_BROWSE", Category: "REQUEST",
+				Message: "The value of limit is invalid; it must be from 1 to 200.", Parameters: []ebay.ErrorParameter{{Name: "limit", Value: v}}})
 			return
 		}
 		limit = n
 	}
 	if v := q.Get("sort"); v != "" && v != "endingSoonest" {
-		writeErrors(w, http.StatusBadRequest, apiError{ErrorID: 12002, Domain: "API_BROWSE", Category: "REQUEST",
-			Message: "The simulator sorts only by endingSoonest.", Parameters: []errorParam{{Name: "sort", Value: v}}})
+		writeErrors(w, http.StatusBadRequest, ebay.ErrorDetail{ErrorID: 12002, Domain: "API_BROWSE", Category: "REQUEST",
+			Message: "The simulator sorts only by endingSoonest.", Parameters: []ebay.ErrorParameter{{Name: "sort", Value: v}}})
 		return
 	}
 	country, auctions := "", false

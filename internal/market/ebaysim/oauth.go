@@ -186,7 +186,7 @@ func (s *Server) MintRefreshToken(user string) (string, time.Time, error) {
 // SetRuName registers (or moves) an RuName's accept URL, as eBay's
 // developer portal does.
 func (s *Server) SetRuName(name, acceptURL string) error {
-	if name == "" || !absoluteURL(acceptURL) {
+	if name == "" || !ebay.HTTPURL(acceptURL) {
 		return fmt.Errorf("ebaysim: an RuName needs a name and an absolute http(s) accept URL, not %q", acceptURL)
 	}
 	s.mu.Lock()
@@ -214,7 +214,7 @@ func (s *Server) authAccess(w http.ResponseWriter, r *http.Request) (grant, bool
 	g, ok := s.access[hash(bearer(r))]
 	s.mu.Unlock()
 	if !ok || s.clk.Now().After(g.Expiry) {
-		writeErrors(w, http.StatusUnauthorized, apiError{ErrorID: 1001, Domain: "OAuth", Category: "REQUEST",
+		writeErrors(w, http.StatusUnauthorized, ebay.ErrorDetail{ErrorID: 1001, Domain: "OAuth", Category: "REQUEST",
 			Message: "Invalid access token", LongMessage: "Invalid access token. Check the value of the Authorization HTTP request header."})
 		return grant{}, false
 	}
@@ -223,23 +223,19 @@ func (s *Server) authAccess(w http.ResponseWriter, r *http.Request) (grant, bool
 
 // insufficient writes eBay's 403 (errorId 1100).
 func insufficient(w http.ResponseWriter) {
-	writeErrors(w, http.StatusForbidden, apiError{ErrorID: 1100, Domain: "ACCESS", Category: "REQUEST",
+	writeErrors(w, http.StatusForbidden, ebay.ErrorDetail{ErrorID: 1100, Domain: "ACCESS", Category: "REQUEST",
 		Message: "Insufficient permissions to fulfill the request."})
 }
 
-// acceptURL maps a redirect_uri (an RuName, or an absolute URL) to the
-// URL the browser is sent back to.
+// acceptURL maps a redirect_uri, which must be a registered RuName as on
+// eBay, to the URL the browser is sent back to. Only the application's
+// credentials register one (--runame, /sim/runame), so the consent page
+// never redirects, or hands a code, to a URL a stranger chose.
 func (s *Server) acceptURL(ru string) (string, bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	u, ok := s.runames[ru]
-	s.mu.Unlock()
-	if ok {
-		return u, true
-	}
-	if absoluteURL(ru) {
-		return ru, true
-	}
-	return "", false
+	return u, ok
 }
 
 var consentPage = template.Must(template.New("consent").Parse(`<!doctype html>
@@ -276,7 +272,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	}
 	accept, ok := s.acceptURL(q.Get("redirect_uri"))
 	if !ok {
-		fail("redirect_uri must be a registered RuName (sniped market serve --runame NAME=URL) or an absolute http(s) URL")
+		fail("redirect_uri must be a registered RuName (sniped market serve --runame NAME=URL, or /sim/runame)")
 		return
 	}
 	if q.Get("response_type") != "code" {
@@ -324,7 +320,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	if u, err := url.Parse(accept); err == nil {
 		formAction += " " + u.Scheme + "://" + u.Host
 	}
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction)
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'; form-action "+formAction)
 	w.Header().Set("X-Frame-Options", "DENY")
 	_ = consentPage.Execute(w, data)
 }

@@ -27,8 +27,21 @@ func (s *Server) offerAuth(w http.ResponseWriter, r *http.Request) (string, bool
 	return g.User, true
 }
 
-func offerError(id int, msg string) apiError {
-	return apiError{ErrorID: id, Domain: "API_OFFER", Category: "REQUEST", Message: msg}
+// offerCall checks an Offer call's user token and reads its {item_id};
+// false when it answered the call with eBay's error.
+func (s *Server) offerCall(w http.ResponseWriter, r *http.Request) (user string, itemNo int64, ok bool) {
+	if user, ok = s.offerAuth(w, r); !ok {
+		return "", 0, false
+	}
+	if itemNo, ok = itemNoOf(r.PathValue("item_id")); !ok {
+		writeErrors(w, http.StatusNotFound, offerError(11001, "The specified item ID was not found."))
+		return "", 0, false
+	}
+	return user, itemNo, true
+}
+
+func offerError(id int, msg string) ebay.ErrorDetail {
+	return ebay.ErrorDetail{ErrorID: id, Domain: "API_OFFER", Category: "REQUEST", Message: msg}
 }
 
 // bidErrors maps the simulator's refusals to the Offer API's error ids.
@@ -55,7 +68,7 @@ func offerFailure(w http.ResponseWriter, err error) {
 		insufficient(w) // /sim/fail?kind=unauthorized: an application without Offer approval
 		return
 	case errors.Is(err, market.ErrNotFound):
-		writeErrors(w, http.StatusNotFound, apiError{ErrorID: 11001, Domain: "API_OFFER", Category: "REQUEST", Message: "The specified item ID was not found."})
+		writeErrors(w, http.StatusNotFound, ebay.ErrorDetail{ErrorID: 11001, Domain: "API_OFFER", Category: "REQUEST", Message: "The specified item ID was not found."})
 		return
 	}
 	for _, b := range bidErrors {
@@ -69,13 +82,8 @@ func offerFailure(w http.ResponseWriter, err error) {
 
 // placeProxyBid is POST /buy/offer/v1_beta/bidding/{item_id}/place_proxy_bid.
 func (s *Server) placeProxyBid(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.offerAuth(w, r)
+	user, no, ok := s.offerCall(w, r)
 	if !ok {
-		return
-	}
-	no, ok := itemNoOf(r.PathValue("item_id"))
-	if !ok {
-		writeErrors(w, http.StatusNotFound, apiError{ErrorID: 11001, Domain: "API_OFFER", Category: "REQUEST", Message: "The specified item ID was not found."})
 		return
 	}
 	var req ebay.PlaceProxyBidRequest
@@ -85,8 +93,8 @@ func (s *Server) placeProxyBid(w http.ResponseWriter, r *http.Request) {
 	}
 	mx, err := money.Parse(req.MaxAmount.Value)
 	if err != nil || mx <= 0 {
-		writeErrors(w, http.StatusBadRequest, apiError{ErrorID: 120008, Domain: "API_OFFER", Category: "REQUEST",
-			Message: "The maxAmount value is invalid.", Parameters: []errorParam{{Name: "maxAmount.value", Value: req.MaxAmount.Value}}})
+		writeErrors(w, http.StatusBadRequest, ebay.ErrorDetail{ErrorID: 120008, Domain: "API_OFFER", Category: "REQUEST",
+			Message: "The maxAmount value is invalid.", Parameters: []ebay.ErrorParameter{{Name: "maxAmount.value", Value: req.MaxAmount.Value}}})
 		return
 	}
 	it, err := s.sim.Item(r.Context(), no)
@@ -95,7 +103,7 @@ func (s *Server) placeProxyBid(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.MaxAmount.Currency != it.Currency {
-		writeErrors(w, http.StatusBadRequest, apiError{ErrorID: 120009, Domain: "API_OFFER", Category: "REQUEST",
+		writeErrors(w, http.StatusBadRequest, ebay.ErrorDetail{ErrorID: 120009, Domain: "API_OFFER", Category: "REQUEST",
 			Message: fmt.Sprintf("The currency must be the item's currency, %s.", it.Currency)})
 		return
 	}
@@ -115,13 +123,8 @@ func (s *Server) placeProxyBid(w http.ResponseWriter, r *http.Request) {
 // highBidder stays true for a leader below the reserve, with
 // reservePriceMet false, so the two losses can be told apart.
 func (s *Server) getBidding(w http.ResponseWriter, r *http.Request) {
-	user, ok := s.offerAuth(w, r)
+	user, no, ok := s.offerCall(w, r)
 	if !ok {
-		return
-	}
-	no, ok := itemNoOf(r.PathValue("item_id"))
-	if !ok {
-		writeErrors(w, http.StatusNotFound, apiError{ErrorID: 11001, Domain: "API_OFFER", Category: "REQUEST", Message: "The specified item ID was not found."})
 		return
 	}
 	bs, err := s.sim.BidState(r.Context(), user, no)

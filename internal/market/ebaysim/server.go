@@ -14,12 +14,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/httperr"
+	"github.com/sniped/sniped/internal/market/ebay"
 	"github.com/sniped/sniped/internal/market/sim"
 )
 
@@ -44,16 +45,16 @@ type Config struct {
 	// (defaults DefaultClientID, DefaultClientSecret).
 	ClientID     string
 	ClientSecret string
-	// RuNames maps each RuName to its accept URL. A redirect_uri that is
-	// itself an absolute http(s) URL is accepted as its own accept URL.
+	// RuNames maps each RuName to its accept URL; the consent page accepts
+	// no other redirect_uri (SetRuName adds more).
 	RuNames map[string]string
 	// TokenFile keeps refresh tokens (as SHA-256 hashes) across restarts;
 	// "" keeps them in memory only. Access tokens always live in memory.
 	TokenFile string
-	// Clock is the local clock (default clock.Real); ClockSkew is the
-	// simulator's, so that answers' Date headers show marketplace time.
-	Clock     clock.Clock
-	ClockSkew time.Duration
+	// Clock is the local clock of token and code lifetimes (default
+	// clock.Real). Answers' Date headers show the simulator's own clock
+	// (Sim.MarketNow), skew included.
+	Clock clock.Clock
 	// Logger receives the server's log (default: discarded). Tokens are
 	// never logged.
 	Logger *slog.Logger
@@ -94,7 +95,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	for name, u := range cfg.RuNames {
-		if !absoluteURL(u) {
+		if !ebay.HTTPURL(u) {
 			return nil, fmt.Errorf("ebaysim: the accept URL of RuName %q must be an absolute http(s) URL, not %q", name, u)
 		}
 	}
@@ -114,7 +115,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 // now is the marketplace's time.
-func (s *Server) now() time.Time { return s.clk.Now().Add(s.cfg.ClockSkew) }
+func (s *Server) now() time.Time { return s.sim.MarketNow() }
 
 // Handler serves every endpoint.
 func (s *Server) Handler() http.Handler {
@@ -128,12 +129,12 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /buy/offer/v1_beta/bidding/{item_id}/place_proxy_bid", s.placeProxyBid)
 	mux.HandleFunc("GET /buy/offer/v1_beta/bidding/{item_id}", s.getBidding)
 	mux.HandleFunc("POST /ws/api.dll", s.trading)
-	mux.HandleFunc("/sim/token", s.simToken)
-	mux.HandleFunc("/sim/watch", s.simWatch)
-	mux.HandleFunc("/sim/runame", s.simRuName)
+	mux.HandleFunc("/sim/token", s.withClient(s.simToken))
+	mux.Handle("/sim/watch", httperr.Handler(s.log, s.simWatch))
+	mux.HandleFunc("/sim/runame", s.withClient(s.simRuName))
 	mux.Handle("/sim/", s.ctrl)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeErrors(w, http.StatusNotFound, apiError{ErrorID: 2002, Domain: "API_ROUTING", Category: "REQUEST",
+		writeErrors(w, http.StatusNotFound, ebay.ErrorDetail{ErrorID: 2002, Domain: "API_ROUTING", Category: "REQUEST",
 			Message: "Resource not found", LongMessage: "No eBay-shaped endpoint at " + r.URL.Path + "; see docs/ebay.md."})
 	})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -152,23 +153,8 @@ func (s *Server) Handler() http.Handler {
 	})
 }
 
-// apiError is one entry of eBay's REST error envelope.
-type apiError struct {
-	ErrorID     int          `json:"errorId"`
-	Domain      string       `json:"domain"`
-	Category    string       `json:"category"`
-	Message     string       `json:"message"`
-	LongMessage string       `json:"longMessage,omitempty"`
-	Parameters  []errorParam `json:"parameters,omitempty"`
-}
-
-type errorParam struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-func writeErrors(w http.ResponseWriter, status int, errs ...apiError) {
-	writeJSON(w, status, map[string]any{"errors": errs})
+func writeErrors(w http.ResponseWriter, status int, errs ...ebay.ErrorDetail) {
+	writeJSON(w, status, ebay.ErrorResponse{Errors: errs})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -178,13 +164,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v) // the client may have gone
 }
 
-func internalError(domain string) apiError {
-	return apiError{ErrorID: 120000, Domain: domain, Category: "APPLICATION", Message: "There was a problem with an eBay internal system or process. Contact eBay developer support for assistance."}
-}
-
-func absoluteURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+func internalError(domain string) ebay.ErrorDetail {
+	return ebay.ErrorDetail{ErrorID: 120000, Domain: domain, Category: "APPLICATION", Message: "There was a problem with an eBay internal system or process. Contact eBay developer support for assistance."}
 }
 
 // bearer returns the access token of a request's Authorization header.

@@ -39,7 +39,7 @@ func setup(t *testing.T, tokenFile string, skew time.Duration) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	srv, err := ebaysim.New(ebaysim.Config{Sim: s, Clock: clk, ClockSkew: skew, TokenFile: tokenFile,
+	srv, err := ebaysim.New(ebaysim.Config{Sim: s, Clock: clk, TokenFile: tokenFile,
 		RuNames: map[string]string{"ru": "http://app.test/market/callback?x=1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -118,6 +118,10 @@ func TestConsentPage(t *testing.T) {
 	if resp.StatusCode != 200 || strings.Contains(page, "<script>x") || !strings.Contains(page, `name="login"`) || !strings.Contains(page, "Agree") {
 		t.Errorf("consent page %d, unescaped or without the form:\n%s", resp.StatusCode, page)
 	}
+	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "frame-ancestors 'none'") ||
+		!strings.Contains(csp, "form-action 'self' http://app.test") {
+		t.Errorf("consent page CSP = %q, want nothing loaded, no framing, and forms only to itself and the accept URL", csp)
+	}
 	resp, _ = get(base + "&login=alice&approve=0")
 	if loc, _ := url.Parse(resp.Header.Get("Location")); resp.StatusCode != 302 || loc.Query().Get("error") != "access_denied" || loc.Query().Get("x") != "1" {
 		t.Errorf("Disagree: %d to %q, want a redirect with error=access_denied keeping the accept URL's query", resp.StatusCode, resp.Header.Get("Location"))
@@ -126,14 +130,18 @@ func TestConsentPage(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(page, "Type a user name") {
 		t.Errorf("a bad login: %d, want the form again with a message", resp.StatusCode)
 	}
-	for _, bad := range []string{"client_id=other", "redirect_uri=unknown-ru", "response_type=token", "scope=x"} {
+	// An unregistered redirect_uri is refused, a URL too: the consent page
+	// is no open redirect, whichever button is pressed.
+	for _, bad := range []string{"client_id=other", "redirect_uri=unknown-ru", "redirect_uri=https://evil.test/", "response_type=token", "scope=x"} {
 		k, v, _ := strings.Cut(bad, "=")
 		u, _ := url.Parse(base)
 		q := u.Query()
 		q.Set(k, v)
 		u.RawQuery = q.Encode()
-		if resp, _ := get(u.String()); resp.StatusCode != 400 {
-			t.Errorf("authorize with %s = %d, want 400", bad, resp.StatusCode)
+		for _, press := range []string{"", "&login=alice&approve=0", "&login=alice&approve=1"} {
+			if resp, _ := get(u.String() + press); resp.StatusCode != 400 {
+				t.Errorf("authorize with %s%s = %d to %q, want 400", bad, press, resp.StatusCode, resp.Header.Get("Location"))
+			}
 		}
 	}
 }

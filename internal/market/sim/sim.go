@@ -156,6 +156,10 @@ func (s *Sim) Close() error {
 // now is the marketplace's current time.
 func (s *Sim) now() time.Time { return s.cfg.Clock.Now().Add(s.cfg.ClockSkew) }
 
+// MarketNow is the marketplace's clock, as Now reads it but without the
+// injected failures: for a server that stamps its answers with it.
+func (s *Sim) MarketNow() time.Time { return s.now() }
+
 func (s *Sim) nowMs() int64 { return s.now().UnixMilli() }
 
 // lot returns a listed item; removed items are not found.

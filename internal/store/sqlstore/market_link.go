@@ -28,6 +28,12 @@ func (s *Store) SetMarketLink(ctx context.Context, l store.MarketLink) error {
 			 ON CONFLICT (account_id) DO UPDATE SET market = excluded.market, market_user = excluded.market_user,
 			   sealed_token = excluded.sealed_token, token_expires_ms = excluded.token_expires_ms, linked_ms = excluded.linked_ms`,
 			l.AccountID, l.Market, l.User, l.SealedToken, ms(l.TokenExpires), ms(l.LinkedAt))
+		if err != nil {
+			return err
+		}
+		// A new link is news to market.link_broken: the next failure is
+		// reported again (snipeevent.go).
+		_, err = tx.ExecContext(ctx, `UPDATE notify_accounts SET link_broken = 0 WHERE account_id = $1`, l.AccountID)
 		return err
 	})
 	if err != nil {

@@ -17,36 +17,37 @@ const maxCachedStmts = 512
 type pool struct {
 	db *sql.DB
 
-	mu    sync.RWMutex
-	stmts map[string]*sql.Stmt
+	mu     sync.RWMutex
+	stmts  map[string]*sql.Stmt
+	wanted map[string]bool // asked for inside transactions, not prepared yet
 }
 
 func newPool(db *sql.DB) *pool { return &pool{db: db, stmts: map[string]*sql.Stmt{}} }
 
 // stmt returns the cached statement for query, preparing it on first use.
 // It returns nil when the cache is full or preparing fails, and the caller
-// falls back to the unprepared call (which reports any real error). The
-// lock is not held while preparing: preparing may wait for a connection,
-// and a transaction holding one (cachedTx) looks the cache up.
+// falls back to the unprepared call (which reports any real error).
 func (p *pool) stmt(ctx context.Context, query string) *sql.Stmt {
 	p.mu.RLock()
 	st, ok := p.stmts[query]
-	full := len(p.stmts) >= maxCachedStmts
 	p.mu.RUnlock()
 	if ok {
 		return st
 	}
-	if full {
+	if full := func() bool { p.mu.RLock(); defer p.mu.RUnlock(); return len(p.stmts) >= maxCachedStmts }(); full {
 		return nil
 	}
+	// Prepare without holding mu: preparing waits for a connection, and a
+	// transaction holding the only one (SQLite's writer) may itself need
+	// mu to look its statements up (txStmts).
 	st, err := p.db.PrepareContext(ctx, query)
 	if err != nil {
 		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if have, ok := p.stmts[query]; ok {
-		st.Close() // another caller prepared it first
+	if have, ok := p.stmts[query]; ok { // another caller prepared it meanwhile
+		st.Close()
 		return have
 	}
 	if len(p.stmts) >= maxCachedStmts {
@@ -92,71 +93,59 @@ func (p *pool) close() error {
 	return p.db.Close()
 }
 
-// execQueryer is what a transaction offers; *sql.Tx and cachedTx both
-// satisfy it.
-type execQueryer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+// txStmts is a transaction that reuses the pool's prepared statements
+// (sql.Tx.StmtContext binds them to the transaction's connection), so
+// statements run inside transactions are not parsed again each time. A
+// statement not cached yet runs unprepared and is prepared after the
+// transaction (preparing needs a connection, and SQLite's writer pool has
+// only the one the transaction holds).
+type txStmts struct {
+	tx *sql.Tx
+	p  *pool
 }
 
-// cached returns query's statement if it is already prepared, without
-// preparing it.
-func (p *pool) cached(query string) *sql.Stmt {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.stmts[query]
-}
-
-// cachedTx runs a transaction's statements through the pool's statement
-// cache: database/sql binds a prepared statement to the transaction's
-// connection (preparing it there only once), so the SQL is not parsed
-// again on every call; parsing was about 30% of addBid's CPU. A statement
-// not cached yet runs unprepared and is noted in missed: preparing it
-// through the pool now could wait for the connection this transaction
-// holds (SQLite's writer pool has one), so prepareMissed does it after.
-type cachedTx struct {
-	tx     *sql.Tx
-	p      *pool
-	missed *[]string
-}
-
-func (t cachedTx) stmt(query string) *sql.Stmt {
-	st := t.p.cached(query)
-	if st == nil {
-		*t.missed = append(*t.missed, query)
-	}
-	return st
-}
-
-func (t cachedTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	if st := t.stmt(query); st != nil {
+// ExecContext runs a statement in the transaction.
+func (t txStmts) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.p.cached(query); st != nil {
 		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
 	return t.tx.ExecContext(ctx, query, args...)
 }
 
-func (t cachedTx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	if st := t.stmt(query); st != nil {
-		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
-	}
-	return t.tx.QueryContext(ctx, query, args...)
-}
-
-func (t cachedTx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	if st := t.stmt(query); st != nil {
+// QueryRowContext runs a single-row query in the transaction.
+func (t txStmts) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.p.cached(query); st != nil {
 		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return t.tx.QueryRowContext(ctx, query, args...)
 }
 
-// inCachedTx is inTx with the statement cache (cachedTx); the statements
-// it missed are prepared once the transaction has ended.
-func (s *Store) inCachedTx(ctx context.Context, fn func(tx execQueryer) error) error {
-	var missed []string
-	err := s.inTx(ctx, func(tx *sql.Tx) error { return fn(cachedTx{tx: tx, p: s.w, missed: &missed}) })
-	for _, q := range missed {
-		s.w.stmt(ctx, q)
+// cached returns query's prepared statement, or nil after noting that it
+// is wanted (prepareWanted prepares it).
+func (p *pool) cached(query string) *sql.Stmt {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, ok := p.stmts[query]; ok {
+		return st
 	}
-	return err
+	if p.wanted == nil {
+		p.wanted = map[string]bool{}
+	}
+	p.wanted[query] = true
+	return nil
+}
+
+// prepareWanted prepares the statements transactions asked for; call it
+// with no transaction open on this goroutine.
+func (p *pool) prepareWanted(ctx context.Context) {
+	p.mu.Lock()
+	var qs []string
+	for q := range p.wanted {
+		qs = append(qs, q)
+	}
+	clear(p.wanted)
+	p.mu.Unlock()
+	for _, q := range qs {
+		p.stmt(ctx, q)
+	}
 }

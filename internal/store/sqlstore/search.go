@@ -10,17 +10,19 @@ import (
 	"github.com/sniped/sniped/internal/store"
 )
 
-const searchCols = `id, account_id, query, created_ms`
+const searchCols = `id, account_id, query, created_ms, last_run_ms, next_run_ms, new_count`
 
 func scanSearch(row interface{ Scan(...any) error }) (store.Search, error) {
 	var (
-		q       store.Search
-		created int64
+		q                      store.Search
+		created, lastRun, next int64
 	)
-	if err := row.Scan(&q.ID, &q.AccountID, &q.Query, &created); err != nil {
+	if err := row.Scan(&q.ID, &q.AccountID, &q.Query, &created, &lastRun, &next, &q.NewCount); err != nil {
 		return store.Search{}, err
 	}
 	q.CreatedAt = fromMS(created)
+	q.LastRun = fromMS(lastRun)
+	q.NextRun = fromMS(next)
 	return q, nil
 }
 

@@ -102,7 +102,7 @@ func (s *Store) UpsertSnipe(ctx context.Context, accountID, itemNo int64, ch sto
 		out     store.Snipe
 		created bool
 	)
-	err := s.inCachedTx(ctx, func(tx execQueryer) error {
+	err := s.inStmtTx(ctx, func(tx txStmts) error {
 		var gid int64
 		if ch.GroupName != nil && *ch.GroupName != "" {
 			var err error
@@ -371,7 +371,36 @@ func (s *Store) SnipesInState(ctx context.Context, state store.State, before tim
 }
 
 // Transition moves a snipe between states as one compare-and-set UPDATE.
+// A move to placed or settled also writes its event (emitTransition) in
+// the same transaction.
 func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error {
+	var err error
+	if !transitionEmits(p.To, p.Outcome) {
+		err = transition(ctx, s.w, p, nil)
+	} else {
+		err = s.inStmtTx(ctx, func(tx txStmts) error {
+			var f snipeFacts
+			if err := transition(ctx, tx, p, &f); err != nil {
+				return err
+			}
+			return emitTransition(ctx, tx, f, p.To, p.Outcome, p.Detail, s.clk.Now())
+		})
+	}
+	if err != nil {
+		return err
+	}
+	if p.Durable && s.sync != nil {
+		if err := s.sync(ctx); err != nil {
+			return fmt.Errorf("transition snipe id %d: sync: %w", p.ID, err)
+		}
+	}
+	return nil
+}
+
+// transition is Transition's compare-and-set on ex (the pool or a
+// transaction). With facts, the UPDATE also reads back what the
+// transition's event describes.
+func transition(ctx context.Context, ex execQueryer, p store.TransitionParams, facts *snipeFacts) error {
 	id := p.ID
 	args := []any{id, string(p.To), int64(p.Outcome), p.Detail}
 	set := `state = $2, outcome = $3, outcome_detail = $4`
@@ -390,9 +419,19 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error 
 		in[i] = "$" + strconv.Itoa(len(args))
 	}
 	var n int64
-	if len(in) > 0 {
-		res, err := s.w.ExecContext(ctx,
-			`UPDATE snipes SET `+set+` WHERE `+where+` AND state IN (`+strings.Join(in, ", ")+`)`, args...)
+	update := `UPDATE snipes SET ` + set + ` WHERE ` + where + ` AND state IN (` + strings.Join(in, ", ") + `)`
+	switch {
+	case len(in) == 0:
+	case facts != nil:
+		err := ex.QueryRowContext(ctx, update+` RETURNING `+factCols, args...).Scan(facts.dest()...)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("transition snipe id %d: %w", id, err)
+		}
+		if err == nil {
+			n = 1
+		}
+	default:
+		res, err := ex.ExecContext(ctx, update, args...)
 		if err != nil {
 			return fmt.Errorf("transition snipe id %d: %w", id, err)
 		}
@@ -401,16 +440,11 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error 
 		}
 	}
 	if n > 0 {
-		if p.Durable && s.sync != nil {
-			if err := s.sync(ctx); err != nil {
-				return fmt.Errorf("transition snipe id %d: sync: %w", id, err)
-			}
-		}
 		return nil
 	}
 	var state string
 	var bid int64
-	err := s.w.QueryRowContext(ctx, `SELECT state, bid_cents FROM snipes WHERE id = $1`, id).Scan(&state, &bid)
+	err := ex.QueryRowContext(ctx, `SELECT state, bid_cents FROM snipes WHERE id = $1`, id).Scan(&state, &bid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("transition snipe id %d: %w", id, store.ErrNotFound)
 	}
@@ -423,22 +457,34 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error 
 	return fmt.Errorf("transition snipe id %d to %s: it is %s: %w", id, p.To, state, store.ErrConflict)
 }
 
-// UpdateItem stores a fresher item snapshot and recomputes FireAt.
+// UpdateItem stores a fresher item snapshot and recomputes FireAt. When
+// the new price has reached the maximum of an armed snipe on a running
+// item, it emits snipe.warning in the same transaction (once per snipe
+// and maximum).
 func (s *Store) UpdateItem(ctx context.Context, id int64, it store.ItemSnapshot) error {
-	res, err := s.w.ExecContext(ctx, `UPDATE snipes SET
+	err := s.inStmtTx(ctx, func(tx txStmts) error {
+		var f snipeFacts
+		var state string
+		var enabled, ended int64
+		err := tx.QueryRowContext(ctx, `UPDATE snipes SET
 	item_title = $2, item_currency = $3, item_price_cents = $4, item_bids = $5, item_gallery_url = $6,
 	item_start_ms = $7, item_end_ms = $8, item_ended = $9, fire_at_ms = $8 - delay_s * 1000
-WHERE id = $1`,
-		id, it.Title, it.Currency, int64(it.CurrentPrice), int64(it.Bids), it.GalleryURL, ms(it.Start), ms(it.End), b2i(it.Ended))
+WHERE id = $1 RETURNING `+factCols+`, state, enabled, item_ended`,
+			id, it.Title, it.Currency, int64(it.CurrentPrice), int64(it.Bids), it.GalleryURL, ms(it.Start), ms(it.End), b2i(it.Ended)).
+			Scan(append(f.dest(), &state, &enabled, &ended)...)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		if store.State(state) != store.StateScheduled || enabled == 0 || ended != 0 || f.bid <= 0 || f.price < f.bid {
+			return nil
+		}
+		return emitWarning(ctx, tx, id, f, s.clk.Now())
+	})
 	if err != nil {
 		return fmt.Errorf("update item of snipe id %d: %w", id, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("update item of snipe id %d: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("update item of snipe id %d: %w", id, store.ErrNotFound)
 	}
 	return nil
 }

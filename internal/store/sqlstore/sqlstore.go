@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/sniped/sniped/internal/clock"
 )
 
 // Store is the shared implementation of store.Store. Writes go through
@@ -24,6 +26,7 @@ type Store struct {
 	w           *pool
 	r           *pool
 	importBatch int
+	clk         clock.Clock
 	sync        func(ctx context.Context) error
 }
 
@@ -34,6 +37,8 @@ type Options struct {
 	// networked server, but SQLite looks $N parameters up linearly, so there
 	// they get slower per row as they grow.
 	ImportBatch int
+	// Clock stamps events written inside snipe transitions (default clock.Real).
+	Clock clock.Clock
 	// Sync, when set, is called after a write that must survive power loss
 	// (TransitionParams.Durable) has committed, and returns once it is on
 	// disk: SQLite fsyncs its WAL, for many such writers at once. Nil when
@@ -43,7 +48,10 @@ type Options struct {
 
 // New returns a Store that writes through w and reads through r.
 func New(w, r *sql.DB, o Options) *Store {
-	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), sync: o.Sync}
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
+	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), sync: o.Sync, clk: o.Clock}
 	s.r = s.w
 	if r != w {
 		s.r = newPool(r)
@@ -80,6 +88,14 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// inStmtTx is inTx for transactions on the hot path: their statements come
+// from the prepared-statement cache.
+func (s *Store) inStmtTx(ctx context.Context, fn func(tx txStmts) error) error {
+	err := s.inTx(ctx, func(tx *sql.Tx) error { return fn(txStmts{tx: tx, p: s.w}) })
+	s.w.prepareWanted(ctx)
+	return err
 }
 
 // ms converts a time to stored Unix milliseconds; the zero time is 0.

@@ -27,6 +27,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"List", listTests},
 		{"Sniper", sniperTests},
 		{"Searches", searchTests},
+		{"Notify", notifyTests},
+		{"NotifyConcurrency", concurrencyTests},
 		{"MarketLinks", marketLinkTests},
 	}
 	for _, g := range groups {

@@ -1,6 +1,7 @@
 // app.js is the dashboard. It calls the public interface operations with
-// GET and the key in the query string, like any other client; the key lives
-// in sessionStorage only.
+// GET and the key in an Authorization: Bearer header, like any other
+// client, so the key stays out of URLs and logs; it lives in sessionStorage
+// only.
 'use strict';
 
 (() => {
@@ -44,13 +45,13 @@
   }
 
   async function call(op, params) {
-    const q = new URLSearchParams({ key: state.key });
+    const q = new URLSearchParams();
     for (const [k, v] of Object.entries(params || {})) {
       if (v !== undefined && v !== null) q.set(k, String(v));
     }
     let res;
     try {
-      res = await fetch(`${BASE}/${op}?${q}`, { cache: 'no-store', credentials: 'omit', headers: { Accept: 'application/json' } });
+      res = await fetch(`${BASE}/${op}?${q}`, { cache: 'no-store', credentials: 'omit', headers: { Accept: 'application/json', Authorization: `Bearer ${state.key}` } });
     } catch (e) {
       throw new ApiError(0, { error: 'network', message: 'Cannot reach sniped. Check that the service is running, then try again.' });
     }
@@ -80,8 +81,22 @@
       case 'conflict':
         return `Not changed: ${err.message}`;
     }
-    return err.message || `Request failed (HTTP ${err.status}).`;
+    let msg = err.message || `Request failed (HTTP ${err.status}).`;
+    // The interface says "pass force=1"; here that is the Force box.
+    if (err.code === 'invalid_parameter' && err.param === 'bid' && /force=1/.test(msg)) {
+      msg = msg.replace(/,? ?or pass force=1 to store it as given/, '') +
+        '. To store it anyway, open Advanced and tick Force (it will probably lose).';
+    }
+    // Name the page's control, not the interface's parameter.
+    const label = CONTROL_LABELS[err.param];
+    return label && msg.startsWith(err.param + ' ') ? label + msg.slice(err.param.length) : msg;
   }
+
+  // CONTROL_LABELS are the page's names for the interface's parameters.
+  const CONTROL_LABELS = {
+    item_no: 'Item number', bid: 'Maximum bid', delay: 'Seconds before the end', groupName: 'Bid Group',
+    query: 'Search text', country_code: 'Country', url: 'Target URL', events: 'Events',
+  };
 
   // arrayIn finds the list in an answer whose field name the spec leaves open.
   function arrayIn(body, names) {
@@ -193,13 +208,13 @@
     $('connect').hidden = connected;
     $('nav').hidden = !connected;
     $('session').hidden = !connected;
-    $('view-snipes').hidden = view !== 'snipes';
-    $('view-search').hidden = view !== 'search';
+    for (const sec of document.querySelectorAll('main > section[id^="view-"]')) sec.hidden = sec.id !== `view-${view}`;
     if (connected) {
       state.view = view;
       for (const b of document.querySelectorAll('.view-btn')) {
         if (b.dataset.view === view) b.setAttribute('aria-current', 'page'); else b.removeAttribute('aria-current');
       }
+      document.dispatchEvent(new CustomEvent('sniped:view', { detail: view }));
     }
   }
 
@@ -228,6 +243,10 @@
   }
 
   function renderList(items) {
+    const ended = state.tab === 'completed' || state.tab === 'archive';
+    const head = $('items').closest('table').tHead.rows[0].cells;
+    head[1].textContent = ended ? 'Final price' : 'Price';
+    head[4].textContent = ended ? 'Ended' : 'Ends';
     const rows = items.map(it => {
       const no = String(it.item_no);
       state.entries.set(no, it);
@@ -241,10 +260,12 @@
             h('button', { type: 'button', class: 'link open-item', onclick: () => openItem(no) }, it.title || `Item ${no}`),
             h('span', { class: 'muted small' }, `#${no}`, it.groupName ? h('span', { class: 'group' }, it.groupName) : null,
               it.enabled === 0 || it.enabled === false || it.enabled === '0' ? h('span', { class: 'off' }, 'off') : null))),
-        h('td', { class: 'num', 'data-label': 'Price' }, money(it.currentPrice, it.currency)),
+        h('td', { class: 'num', 'data-label': ended ? 'Final price' : 'Price' }, money(it.currentPrice, it.currency)),
         h('td', { class: 'num', 'data-label': 'Bids' }, it.bids ?? '–'),
         h('td', { class: 'num', 'data-label': 'Your bid' }, bid > 0 ? money(bid, it.currency) : h('span', { class: 'muted' }, 'watch')),
-        h('td', { 'data-label': 'Ends' }, Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }, '') : (it.timeLeft || '–')),
+        h('td', { 'data-label': ended ? 'Ended' : 'Ends' }, !Number.isFinite(end) ? (it.timeLeft || '–')
+          : ended ? h('time', { class: 'ended-at', datetime: new Date(end).toISOString() }, dateTime.format(end))
+            : h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }, '')),
         h('td', { class: 'status-cell' }, watching(it, it) ? badge('gray', 'Watching', 'watched item: no bid') : badge(it.color, it.status, it.shorthand)));
     });
     $('items').replaceChildren(...rows);
@@ -481,13 +502,18 @@
 
   // ---- add / edit ---------------------------------------------------------
 
-  function openEditor(no, suggested) {
+  // openEditor opens the add/edit dialog. item, when known (a search
+  // result), fills the preview at once; otherwise it is looked up.
+  function openEditor(no, item) {
     const entry = no ? state.entries.get(String(no)) : null;
     state.editing = entry ? String(no) : null;
     $('editor-title').textContent = entry ? `Edit snipe on #${no}` : 'Add snipe';
     $('ed-item').value = no || '';
     $('ed-item').readOnly = !!entry;
-    $('ed-bid').value = entry && parseFloat(entry.bid) > 0 ? entry.bid : (suggested || '');
+    // Never pre-fill the minimum as the maximum: it almost always loses.
+    $('ed-bid').value = entry && parseFloat(entry.bid) > 0 ? entry.bid : '';
+    showPreview(no && item && typeof item === 'object' ? item : null);
+    if (no && !(item && typeof item === 'object')) lookupPreview(String(no));
     $('ed-delay').value = entry && entry.delay ? entry.delay : DEFAULT_DELAY;
     $('ed-group').value = entry ? entry.groupName || '' : '';
     $('ed-enabled').checked = entry ? isOn(entry.enabled) : true;
@@ -495,6 +521,42 @@
     $('ed-error').textContent = '';
     $('editor').showModal();
     (no ? $('ed-bid') : $('ed-item')).focus();
+  }
+
+  // ---- add-snipe preview ---------------------------------------------------
+
+  let lookupTimer = 0, lookupSeq = 0;
+
+  // showPreview shows an item's picture, title, price, minimum and time
+  // left in the dialog, and the minimum as the bid field's hint.
+  function showPreview(it, message) {
+    const box = $('ed-preview');
+    $('ed-bid').placeholder = it && +it.minimumToBid > 0 ? `at least ${(+it.minimumToBid).toFixed(2)}` : '0.00';
+    if (!it) { box.replaceChildren(message ? h('p', { class: 'muted small' }, message) : ''); box.hidden = !message; return; }
+    const end = parseUTC(it.endTime);
+    box.hidden = false;
+    box.replaceChildren(
+      it.galleryUrl ? h('img', { src: it.galleryUrl, alt: '', width: 64, height: 64 }) : h('span', { class: 'thumb' }),
+      h('div', {},
+        h('p', { class: 'preview-title' }, it.title || `Item ${it.item_no}`),
+        h('dl', { class: 'preview-facts' },
+          h('dt', {}, 'Price'), h('dd', { id: 'ed-price' }, money(it.currentPrice, it.currency)),
+          h('dt', {}, 'Minimum to bid'), h('dd', { id: 'ed-minimum' }, money(it.minimumToBid, it.currency)),
+          h('dt', {}, 'Time left'), h('dd', {}, +it.ended ? 'ended' : Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end } }, countdown(end - now())) : (it.timeLeft || '–')))));
+  }
+
+  // lookupPreview asks lookupItem about the typed item number; answers to
+  // earlier keystrokes are dropped.
+  async function lookupPreview(no) {
+    const seq = ++lookupSeq;
+    if (!/^[1-9][0-9]{0,18}$/.test(no)) { showPreview(null, no ? 'Item numbers are digits only.' : ''); return; }
+    showPreview(null, 'Looking the item up…');
+    try {
+      const it = await call('lookupItem', { item_no: no });
+      if (seq === lookupSeq) showPreview(it);
+    } catch (err) {
+      if (seq === lookupSeq && err.status !== 401) showPreview(null, err.status === 404 ? `The marketplace has no item ${no}.` : describe(err));
+    }
   }
 
   async function saveSnipe(e) {
@@ -623,7 +685,7 @@
           h('td', { class: 'num', 'data-label': 'Bids' }, it.bids ?? '–'),
           h('td', { 'data-label': 'Ends' }, Number.isFinite(end) ? h('span', { class: 'countdown', dataset: { end }, title: dateTime.format(end) }) : (it.timeLeft || '–')),
           h('td', { 'data-label': 'Country' }, it.country || ''),
-          h('td', { class: 'status-cell' }, h('button', { type: 'button', class: 'btn small snipe-this', onclick: () => openEditor(it.item_no, suggestedBid(it)) }, 'Snipe this')));
+          h('td', { class: 'status-cell' }, h('button', { type: 'button', class: 'btn small snipe-this', onclick: () => openEditor(it.item_no, it) }, 'Snipe this')));
       }));
       $('results-empty').hidden = list.length > 0;
       $('results-empty').textContent = 'No live listings match. Try fewer words.';
@@ -685,12 +747,16 @@
     $('next-btn').addEventListener('click', () => { state.offset += state.limit; loadList(); });
 
     $('add-btn').addEventListener('click', () => openEditor(null));
-    $('edit-btn').addEventListener('click', () => openEditor(state.selected, state.detail && suggestedBid(state.detail.item)));
+    $('edit-btn').addEventListener('click', () => openEditor(state.selected));
     $('delete-btn').addEventListener('click', e => deleteSnipe(e.currentTarget));
     $('detail-refresh').addEventListener('click', refreshDetail);
     $('detail-close').addEventListener('click', closeDetail);
     $('editor-form').addEventListener('submit', saveSnipe);
     $('ed-cancel').addEventListener('click', () => $('editor').close());
+    $('ed-item').addEventListener('input', () => {
+      clearTimeout(lookupTimer);
+      lookupTimer = setTimeout(() => lookupPreview($('ed-item').value.trim()), 350);
+    });
     $('import-btn').addEventListener('click', importWatchList);
 
     $('search-form').addEventListener('submit', runSearch);
@@ -716,12 +782,8 @@
     }
   }
 
-  // suggestedBid is a starting amount for a new snipe on an item: the
-  // minimum to bid when known, else the current price.
-  function suggestedBid(item) {
-    const p = parseFloat(item && (item.minimumToBid || item.currentPrice));
-    return Number.isFinite(p) && p > 0 ? p.toFixed(2) : '';
-  }
+  // The Notifications page (notify.js) uses these.
+  window.SnipedApp = { call, h, money, parseUTC, dateTime, countdown, describe, showError, notify, openEditor, show, tick };
 
   init();
 })();

@@ -14,6 +14,7 @@
     linked: ['green', 'eBay account linked: snipes now bid as that eBay user.'],
     declined: ['orange', 'Linking was cancelled on the eBay page; nothing changed.'],
     expired: ['orange', 'The link request took too long (more than 15 minutes). Choose Connect eBay to try again.'],
+    other_browser: ['orange', 'The link request was started in another browser (or this one blocks its cookie), so nothing changed. Choose Connect eBay in this browser to link this account.'],
     invalid: ['orange', 'The link request was not valid, so nothing changed. Choose Connect eBay to start again from this page.'],
     failed: ['orange', 'eBay did not confirm the link. Try Connect eBay again in a moment; if it keeps failing, tell the operator.'],
     not_needed: ['green', 'This server uses the built-in simulator: there is no eBay account to link.'],
@@ -50,11 +51,15 @@
     if (a && t) { t.textContent = text; a.hidden = false; } else notice('orange', text);
   }
 
+  // call runs an operation with the session's key. Only
+  // connectMarketAccount takes cookies: it sets the consent flow's, which
+  // the callback needs on the way back.
   async function call(op) {
     const key = sessionStorage.getItem(KEY_STORAGE) || '';
+    const credentials = op === 'connectMarketAccount' ? 'same-origin' : 'omit';
     let res, body = null;
     try {
-      res = await fetch(`${BASE}/${op}?${new URLSearchParams({ key })}`, { cache: 'no-store', credentials: 'omit', headers: { Accept: 'application/json' } });
+      res = await fetch(`${BASE}/${op}`, { cache: 'no-store', credentials, headers: { Accept: 'application/json', Authorization: `Bearer ${key}` } });
       body = await res.json();
     } catch (e) {
       throw new Error('Cannot reach sniped. Check that the service is running, then try again.');
