@@ -27,6 +27,11 @@ func TestHEADRefusedOnStateChanges(t *testing.T) {
 		"/addSearch?query=lens",
 		"/deleteSearch?id=1",
 		"/importWatchList?x=1",
+		"/addNotifier?kind=webhook",
+		"/deleteNotifier?id=1",
+		"/testNotifier?id=1",
+		"/connectMarketAccount?x=1",
+		"/unlinkMarketAccount?x=1",
 	}
 	for _, pq := range changes {
 		r := b.raw(http.MethodHead, pq+"&key="+b.paidKey)
