@@ -86,9 +86,10 @@ func TestSoak(t *testing.T) {
 	}
 	// Warm-up: SQLite's page caches and the Go heap fill up first.
 	warmup := max(20*time.Second, dur/6)
-	// A one-minute run only catches gross leaks; the long run holds the
-	// issue's bound.
-	maxGrowth := 0.25
+	// A one-minute run only catches gross leaks (the simulator's new
+	// auctions and SQLite's filling page cache alone add 10-20% in a
+	// minute, docs/performance.md); the long run holds the bound.
+	maxGrowth := 0.50
 	if dur >= 10*time.Minute {
 		maxGrowth = 0.05
 	}
