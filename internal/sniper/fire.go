@@ -76,11 +76,14 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 			return
 		}
 	}
-	// Wait for the moment; a new clock offset moves it, even now.
+	// Wait for the moment; a new clock offset moves it, even now. The bid
+	// must arrive at the moment, so it leaves one measured one-way time
+	// earlier (0 for an in-process marketplace); lateness is then the
+	// arrival's.
 	var target time.Time
 	for {
 		retimed := s.retimed()
-		target = s.toLocal(sn.FireAt)
+		target = s.toLocal(sn.FireAt).Add(-market.SendLead(s.mk))
 		done, ok := sleepUntilOr(ctx, s.clk, target, retimed)
 		if !ok {
 			s.revert(ctx, id)
