@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -25,16 +24,18 @@ const MaxNameLen = 64
 // Handler serves the /sim/... control surface and the /sim/img/...
 // pictures. It routes on the part of the path after "/sim/", so it works
 // mounted at {base}/sim/ with or without http.StripPrefix. resolve maps an
-// account key to its marketplace user (for /sim/watch); it should return an
+// account key to its marketplace user (for /sim/watch); it gets the request
+// so that it can limit failed keys per client address, and should return an
 // *httperr.Error for a bad key (store.ErrNotFound is also read as a bad key).
-func (s *Sim) Handler(resolve func(ctx context.Context, key string) (user string, err error)) http.Handler {
+// Serve wraps the handler in Guard.
+func (s *Sim) Handler(resolve func(r *http.Request, key string) (user string, err error)) http.Handler {
 	h := &handler{sim: s, resolve: resolve}
 	return httperr.Handler(s.log, h.serve)
 }
 
 type handler struct {
 	sim     *Sim
-	resolve func(ctx context.Context, key string) (string, error)
+	resolve func(r *http.Request, key string) (string, error)
 }
 
 func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
@@ -414,7 +415,7 @@ func (h *handler) watch(w http.ResponseWriter, r *http.Request, p params) error 
 	if h.resolve == nil {
 		return httperr.Unavailable("watch lists need account keys, which this server does not resolve", nil)
 	}
-	user, err := h.resolve(r.Context(), k)
+	user, err := h.resolve(r, k)
 	if err != nil {
 		var he *httperr.Error
 		switch {

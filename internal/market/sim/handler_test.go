@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -17,7 +16,7 @@ import (
 )
 
 // resolveTestKey maps "key-ann" to ann; anything else is an unknown key.
-func resolveTestKey(_ context.Context, k string) (string, error) {
+func resolveTestKey(_ *http.Request, k string) (string, error) {
 	if name, ok := strings.CutPrefix(k, "key-"); ok && name != "" {
 		return name, nil
 	}
