@@ -90,6 +90,13 @@ func (h *Handler) Wait() { h.s.imports.wg.Wait() }
 // operation is one interface operation. handle runs after authentication.
 type operation func(w http.ResponseWriter, r *http.Request, c *call) error
 
+// route is an operation and whether it changes state: those refuse HEAD
+// (httperr.AllowGetOnly), reads accept it.
+type route struct {
+	op      operation
+	changes bool
+}
+
 // call is what an authenticated request carries into its operation.
 type call struct {
 	acct store.Account
@@ -101,7 +108,7 @@ type server struct {
 	log     *slog.Logger
 	clock   clock.Clock
 	base    string
-	ops     map[string]operation
+	ops     map[string]route
 	limits  *limiter
 	imports *importRuns
 	openapi http.Handler
@@ -142,30 +149,33 @@ func New(cfg Config) *Handler {
 	lookups := &lookupHandler{s}
 	mkt := &marketHandler{s}
 	s.market = mkt
-	s.ops = map[string]operation{
-		"justTesting":          justTesting(s),
-		"addBid":               bids.add,
-		"deleteBid":            bids.delete,
-		"checkSnipeStatus":     bids.status,
-		"getUserItems":         bids.list,
-		"fetchItem":            items.fetch,
-		"addSearch":            searches.add,
-		"deleteSearch":         searches.delete,
-		"getUserSearches":      searches.list,
-		"getSearchResults":     searches.results,
-		"importWatchList":      watch.importList,
-		"getBidHistoryDataset": sets.bidHistory,
-		"getBidderDataset":     sets.bidder,
-		"addNotifier":          notes.add,
-		"getNotifiers":         notes.list,
-		"deleteNotifier":       notes.delete,
-		"testNotifier":         notes.test,
-		"getEvents":            notes.events,
-		"lookupItem":           lookups.lookup,
+	read := func(op operation) route { return route{op: op} }
+	change := func(op operation) route { return route{op: op, changes: true} }
+	s.ops = map[string]route{
+		"justTesting":          read(justTesting(s)),
+		"addBid":               change(bids.add),
+		"deleteBid":            change(bids.delete),
+		"checkSnipeStatus":     read(bids.status),
+		"getUserItems":         read(bids.list),
+		"fetchItem":            read(items.fetch),
+		"addSearch":            change(searches.add),
+		"deleteSearch":         change(searches.delete),
+		"getUserSearches":      read(searches.list),
+		"getSearchResults":     read(searches.results),
+		"importWatchList":      change(watch.importList),
+		"getBidHistoryDataset": read(sets.bidHistory),
+		"getBidderDataset":     read(sets.bidder),
+		"addNotifier":          change(notes.add),
+		"getNotifiers":         read(notes.list),
+		"deleteNotifier":       change(notes.delete),
+		// testNotifier sends a message: a side effect HEAD must not cause.
+		"testNotifier": change(notes.test),
+		"getEvents":    read(notes.events),
+		"lookupItem":   read(lookups.lookup),
 		// Extensions: the account's link to its marketplace user.
-		"connectMarketAccount": mkt.connect,
-		"getMarketAccount":     mkt.get,
-		"unlinkMarketAccount":  mkt.unlink,
+		"connectMarketAccount": change(mkt.connect),
+		"getMarketAccount":     read(mkt.get),
+		"unlinkMarketAccount":  change(mkt.unlink),
 	}
 	s.openapi = openAPIHandler()
 	return &Handler{Handler: logRequests(s.log, s.clock, httperr.Handler(s.log, s.serve)), s: s}
@@ -188,11 +198,15 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 		s.openapi.ServeHTTP(w, r)
 		return nil
 	}
-	op, ok := s.ops[rest]
+	rt, ok := s.ops[rest]
 	if !ok {
 		return unknownOperation()
 	}
-	if err := httperr.AllowGet(w, r); err != nil {
+	allow := httperr.AllowGet
+	if rt.changes {
+		allow = httperr.AllowGetOnly
+	}
+	if err := allow(w, r); err != nil {
 		return err
 	}
 	p, err := parseParams(r.URL.RawQuery)
@@ -203,10 +217,11 @@ func (s *server) serve(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	markAuthenticated(w)
 	if err := s.limits.allow(acct.ID, s.clock.Now()); err != nil {
 		return err
 	}
-	return op(w, r, &call{acct: acct, p: p})
+	return rt.op(w, r, &call{acct: acct, p: p})
 }
 
 func unknownOperation() error {

@@ -20,23 +20,24 @@ func TestRouting(t *testing.T) {
 		path       string
 		wantStatus int
 		wantCode   string
+		wantAllow  string
 	}{
-		{"unknown operation", http.MethodGet, "/noSuchOp?key=" + b.paidKey, 404, "unknown_operation"},
-		{"operation names are case-sensitive", http.MethodGet, "/justtesting?arg1=x&key=" + b.paidKey, 404, "unknown_operation"},
-		{"nested path", http.MethodGet, "/justTesting/x?arg1=x&key=" + b.paidKey, 404, "unknown_operation"},
-		{"root", http.MethodGet, "/", 404, "unknown_operation"},
-		{"POST", http.MethodPost, "/justTesting?arg1=x&key=" + b.paidKey, 405, "method_not_allowed"},
-		{"DELETE", http.MethodDelete, "/deleteBid?item_no=1&key=" + b.paidKey, 405, "method_not_allowed"},
-		{"PUT on openapi.json", http.MethodPut, "/openapi.json", 405, "method_not_allowed"},
-		{"bad escape", http.MethodGet, "/justTesting?arg1=%zz&key=" + b.paidKey, 400, "invalid_parameter"},
+		{"unknown operation", http.MethodGet, "/noSuchOp?key=" + b.paidKey, 404, "unknown_operation", ""},
+		{"operation names are case-sensitive", http.MethodGet, "/justtesting?arg1=x&key=" + b.paidKey, 404, "unknown_operation", ""},
+		{"nested path", http.MethodGet, "/justTesting/x?arg1=x&key=" + b.paidKey, 404, "unknown_operation", ""},
+		{"root", http.MethodGet, "/", 404, "unknown_operation", ""},
+		{"POST", http.MethodPost, "/justTesting?arg1=x&key=" + b.paidKey, 405, "method_not_allowed", "GET, HEAD"},
+		{"DELETE", http.MethodDelete, "/deleteBid?item_no=1&key=" + b.paidKey, 405, "method_not_allowed", "GET"},
+		{"PUT on openapi.json", http.MethodPut, "/openapi.json", 405, "method_not_allowed", "GET, HEAD"},
+		{"bad escape", http.MethodGet, "/justTesting?arg1=%zz&key=" + b.paidKey, 400, "invalid_parameter", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := b.raw(tt.method, tt.path)
 			r.wantError(t, tt.wantStatus, tt.wantCode, "")
 			if tt.wantStatus == 405 {
-				if got := r.header.Get("Allow"); got != "GET, HEAD" {
-					t.Errorf("Allow = %q, want %q", got, "GET, HEAD")
+				if got := r.header.Get("Allow"); got != tt.wantAllow {
+					t.Errorf("Allow = %q, want %q", got, tt.wantAllow)
 				}
 			}
 		})

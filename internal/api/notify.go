@@ -173,7 +173,7 @@ func (h *notifyHandler) list(w http.ResponseWriter, r *http.Request, c *call) er
 	}
 	msg := plural(len(out), "notification target", "notification targets")
 	if disabled > 0 {
-		msg += fmt.Sprintf("; %s disabled after failing for a day: fix it, then testNotifier turns it back on", plural(disabled, "is", "are"))
+		msg += fmt.Sprintf("; %s disabled because deliveries kept failing (see disabled_reason): fix the receiver, then a delivered testNotifier enables a target again", plural(disabled, "target is", "targets are"))
 	}
 	return ok(w, notifiersResponse{Status: "OK", Message: msg, Notifiers: out})
 }

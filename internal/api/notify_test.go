@@ -87,6 +87,25 @@ func TestNotifiers(t *testing.T) {
 		t.Errorf("addNotifier(ntfy) = %s", r.raw)
 	}
 
+	// A target whose deliveries kept failing is disabled, and the list
+	// says so without assuming how long the retries ran.
+	ntfy := integer(t, r.body, "id")
+	ev, _, err := b.store.EmitEvent(context.Background(), store.NewEvent{AccountID: b.paid.ID, Type: store.EventSnipeWon, Data: []byte(`{}`), Now: b.clock.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.store.FinishDelivery(context.Background(), store.DeliveryResult{EventID: ev.ID, NotifierID: ntfy, Disable: true,
+		Error: "gave up after 1m0s of retries (4 attempts); last error: the target answered HTTP 500", Now: b.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	r = b.call("getNotifiers")
+	if msg := str(t, r.body, "message"); !strings.HasSuffix(msg, "1 target is disabled because deliveries kept failing (see disabled_reason): fix the receiver, then a delivered testNotifier enables a target again") {
+		t.Errorf("getNotifiers message with a disabled target = %q", msg)
+	}
+	if n := arr(t, r.body, "notifiers")[1].(map[string]any); integer(t, n, "enabled") != 0 || !strings.HasPrefix(str(t, n, "disabled_reason"), "gave up after 1m0s") {
+		t.Errorf("disabled target = %v", n)
+	}
+
 	r = b.call("deleteNotifier", "id", itoa(id))
 	r.wantOK(t)
 	b.call("deleteNotifier", "id", itoa(id)).wantError(t, 404, "not_found", "id")

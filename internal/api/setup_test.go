@@ -56,6 +56,8 @@ type bundle struct {
 	notify *notify.Service
 	// links is set when options.consent is (serve --market ebay).
 	links *marketlink.Links
+	// handler is the interface handler itself, for its exported methods.
+	handler *api.Handler
 }
 
 type options struct {
@@ -162,6 +164,7 @@ func setupWith(t *testing.T, o options) *bundle {
 		FetchAnyItem: o.fetchAny, RateLimit: o.rateLimit, RateBurst: o.rateBurst, BasePath: o.basePath,
 	})
 	t.Cleanup(ah.Wait) // runs after the server closes (cleanups are LIFO)
+	b.handler = ah
 	var h http.Handler = ah
 	if o.basePath == "" {
 		h = validating(t, h)

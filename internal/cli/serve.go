@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -40,6 +42,7 @@ type serveConfig struct {
 	store        storeFlags
 	lease        leaseFlags
 	addr         string
+	metricsAddr  string
 	basePath     string
 	publicURL    string
 	fetchAnyItem bool
@@ -64,6 +67,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	c.store.register(fs)
 	c.lease.register(fs)
 	fs.StringVar(&c.addr, "addr", envOr(envAddr, DefaultAddr), "address to listen on (env "+envAddr+"); port 0 picks a free port")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics (and the Go profiler, /debug/pprof/) on this address instead of the public one, e.g. 127.0.0.1:9090 (default: /metrics on --addr, no profiler)")
 	fs.StringVar(&c.basePath, "base-path", "", "path prefix for every endpoint, e.g. /sniped (default none)")
 	fs.StringVar(&c.publicURL, "public-url", "", "URL clients use to reach this server, for absolute image links (default http://ADDR)")
 	fs.BoolVar(&c.fetchAnyItem, "fetch-any-item", false, "let fetchItem look up any marketplace item, not only the caller's")
@@ -125,6 +129,17 @@ func runServe(args []string, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// One serve per data folder: two would share the simulator state and
+	// (on SQLite) race each other's sniper.
+	if err := os.MkdirAll(c.store.data, 0o700); err != nil {
+		return fmt.Errorf("create data folder: %w", err)
+	}
+	lock, err := lockData(c.store.data)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+
 	st, err := openStore(ctx, c.store)
 	if err != nil {
 		return err
@@ -139,6 +154,9 @@ func runServe(args []string, stderr io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", c.addr, err)
 	}
 	defer ln.Close()
+	if err := lock.record("http://" + dialable(ln.Addr().String())); err != nil {
+		return fmt.Errorf("write lock file: %w", err)
+	}
 	base := c.publicURL
 	if base == "" {
 		base = "http://" + dialable(ln.Addr().String())
@@ -194,12 +212,22 @@ func runServe(args []string, stderr io.Writer) error {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		io.WriteString(w, "ok\n"+sniperHealth(lm, c.runSniper))
 	})
-	mux.Handle(c.basePath+"/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	metrics := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	if c.metricsAddr == "" {
+		mux.Handle(c.basePath+"/metrics", metrics)
+	}
 	// Images are part of item details and always served; the control
-	// endpoints need no key, so by default only a loopback listener has them.
-	// On eBay there is no /sim/ at all.
+	// endpoints need no key, so by default only a loopback listener has
+	// them, and Guard refuses browsers' cross-site and DNS-rebinding
+	// requests to them. /sim/watch resolves keys through the interface, with
+	// its failed-key limit. On eBay there is no /sim/ at all.
 	if mkt.sim != nil {
-		simHandler := http.StripPrefix(c.basePath, mkt.sim.Handler(resolveKey(st)))
+		simHandler := http.StripPrefix(c.basePath, sim.Guard(
+			sim.GuardConfig{Hosts: publicHosts(c.publicURL), Logger: log.With("component", "sim")},
+			mkt.sim.Handler(func(r *http.Request, plain string) (string, error) {
+				a, err := apiHandler.AccountByKey(r, plain)
+				return a.Name, err
+			})))
 		mux.Handle(c.basePath+"/sim/img/", simHandler)
 		if simControlOn(c.simControl, ln.Addr()) {
 			mux.Handle(c.basePath+"/sim/", simHandler)
@@ -243,6 +271,30 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	wg.Go(shareRun)
 	wg.Go(func() { mkt.checkKeys(runCtx, log) })
+	var metricsSrv *http.Server
+	if c.metricsAddr != "" {
+		mln, err := net.Listen("tcp", c.metricsAddr)
+		if err != nil {
+			cancel()
+			shutdown(srv, log)
+			return fmt.Errorf("listen on --metrics-addr %s: %w", c.metricsAddr, err)
+		}
+		// The private listener also has the Go profiler, for the operator.
+		mmux := http.NewServeMux()
+		mmux.Handle("/metrics", metrics)
+		mmux.HandleFunc("/debug/pprof/", pprof.Index)
+		mmux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mmux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mmux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mmux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		metricsSrv = &http.Server{Handler: mmux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: srv.ErrorLog}
+		wg.Go(func() {
+			if err := metricsSrv.Serve(mln); !errors.Is(err, http.ErrServerClosed) {
+				failed <- fmt.Errorf("metrics server: %w", err)
+			}
+		})
+		fmt.Fprintf(stderr, "sniped: metrics on http://%s/metrics\n", dialable(mln.Addr().String()))
+	}
 	if c.runSniper {
 		wg.Go(func() {
 			if err := runLeased(runCtx, lm, snp, log); err != nil && !errors.Is(err, context.Canceled) {
@@ -266,6 +318,9 @@ func runServe(args []string, stderr io.Writer) error {
 	}
 	cancel()
 	shutdown(srv, log)
+	if metricsSrv != nil {
+		shutdown(metricsSrv, log)
+	}
 	return runErr
 }
 
@@ -339,16 +394,12 @@ func simControlOn(mode string, addr net.Addr) bool {
 	return ok && tcp.IP.IsLoopback()
 }
 
-// resolveKey maps an account key to its marketplace user for /sim/watch.
-func resolveKey(st store.Store) func(ctx context.Context, plain string) (string, error) {
-	return func(ctx context.Context, plain string) (string, error) {
-		a, err := st.AccountByKeyHash(ctx, key.Hash(plain))
-		if err != nil {
-			return "", err
-		}
-		if !key.Equal(a.KeyHash, key.Hash(plain)) {
-			return "", store.ErrNotFound
-		}
-		return a.Name, nil
+// publicHosts is the host of --public-url, which the simulator's control
+// endpoints also answer to.
+func publicHosts(publicURL string) []string {
+	u, err := url.Parse(publicURL)
+	if publicURL == "" || err != nil || u.Hostname() == "" {
+		return nil
 	}
+	return []string{u.Hostname()}
 }

@@ -44,6 +44,9 @@ import (
 // PostgreSQL (e.g. "pg_ctlcluster 15 main restart"), run once mid-way: it
 // is off by default because it interrupts every other user of the server.
 func TestChaosProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the chaos test with real processes takes minutes; not in -short")
+	}
 	t.Parallel()
 	dsn := pgtest.DSN(t)
 	seed := uint64(20261123)

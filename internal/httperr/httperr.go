@@ -50,6 +50,7 @@ const (
 	CodeMissingKey        = "missing_key"
 	CodeInvalidKey        = "invalid_key"
 	CodeUpgradeRequired   = "upgrade_required"
+	CodeForbidden         = "forbidden"
 	CodeNotFound          = "not_found"
 	CodeUnknownOperation  = "unknown_operation"
 	CodeMethodNotAllowed  = "method_not_allowed"
@@ -117,14 +118,26 @@ func Write(w http.ResponseWriter, err error) *Error {
 	return e
 }
 
-// WriteJSON writes v as a JSON response with status.
+// WriteJSON writes v as a JSON response with status and the JSON headers
+// (SetJSONHeaders).
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	SetJSONHeaders(w.Header())
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v) // the client may have gone; nothing useful to do
+}
+
+// SetJSONHeaders sets the headers of every JSON answer: its type;
+// nosniff, so that a browser never reads it as anything else; no-store,
+// because answers are per-account and keys travel in URLs; and
+// no-referrer, so that a page that links from an answer never sends the
+// URL (and its key) to another site.
+func SetJSONHeaders(h http.Header) {
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
 }
 
 // HandlerFunc is an HTTP handler that returns its failure.
@@ -142,27 +155,50 @@ func Handler(log *slog.Logger, h HandlerFunc) http.Handler {
 					panic(p)
 				}
 				e := Write(w, Internal(fmt.Errorf("panic: %v", p)))
-				log.Error("handler panic", "path", key.Redact(r.URL.Path), "status", e.Status, "err", e.Err)
+				log.Error("handler panic", "path", logPath(r), "status", e.Status, "err", e.Err)
 			}
 		}()
 		if err := h(w, r); err != nil {
 			e := Write(w, err)
 			if e.Status >= 500 {
-				log.Error("request failed", "path", key.Redact(r.URL.Path), "status", e.Status, "code", e.Code, "err", e.Err)
+				log.Error("request failed", "path", logPath(r), "status", e.Status, "code", e.Code, "err", e.Err)
 			} else {
-				log.Debug("request refused", "path", key.Redact(r.URL.Path), "status", e.Status, "code", e.Code, "param", e.Param)
+				log.Debug("request refused", "path", logPath(r), "status", e.Status, "code", e.Code, "param", e.Param)
 			}
 		}
 	})
 }
 
+// maxLoggedPath truncates paths in log lines (a path may be a megabyte).
+const maxLoggedPath = 256
+
+// logPath is r's path for a log line: keys redacted, truncated.
+func logPath(r *http.Request) string {
+	return key.Truncate(key.Redact(r.URL.Path), maxLoggedPath)
+}
+
 // AllowGet refuses every method but GET and HEAD with a 405 and the Allow
-// header: every sniped endpoint is GET-only.
+// header. It is for reads: HEAD runs the read and drops the body. An
+// endpoint that changes state uses AllowGetOnly.
 func AllowGet(w http.ResponseWriter, r *http.Request) error {
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
 		return nil
 	}
-	w.Header().Set("Allow", "GET, HEAD")
+	return notAllowed(w, r, "GET, HEAD", "this endpoint uses GET (or HEAD)")
+}
+
+// AllowGetOnly refuses every method but GET, HEAD included: HEAD is meant
+// to be safe, and a client (curl -I, a link checker, a prefetching proxy)
+// must never change state with it.
+func AllowGetOnly(w http.ResponseWriter, r *http.Request) error {
+	if r.Method == http.MethodGet {
+		return nil
+	}
+	return notAllowed(w, r, "GET", "this endpoint changes state and uses GET only (not HEAD)")
+}
+
+func notAllowed(w http.ResponseWriter, r *http.Request, allow, rule string) error {
+	w.Header().Set("Allow", allow)
 	return &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
-		Message: "method " + r.Method + " is not allowed; every endpoint uses GET (or HEAD)"}
+		Message: "method " + r.Method + " is not allowed; " + rule}
 }

@@ -79,3 +79,48 @@ func TestHandlerRecoversPanics(t *testing.T) {
 		t.Errorf("the panic was not logged for the operator: %q", logs.String())
 	}
 }
+
+func TestAllowMethods(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		allow     func(http.ResponseWriter, *http.Request) error
+		method    string
+		wantErr   bool
+		wantAllow string
+	}{
+		{"read GET", AllowGet, "GET", false, ""},
+		{"read HEAD", AllowGet, "HEAD", false, ""},
+		{"read POST", AllowGet, "POST", true, "GET, HEAD"},
+		{"change GET", AllowGetOnly, "GET", false, ""},
+		{"change HEAD", AllowGetOnly, "HEAD", true, "GET"},
+		{"change DELETE", AllowGetOnly, "DELETE", true, "GET"},
+	}
+	for _, tt := range tests {
+		rec := httptest.NewRecorder()
+		err := tt.allow(rec, httptest.NewRequest(tt.method, "/x", nil))
+		var e *Error
+		if (err != nil) != tt.wantErr || (err != nil && (!errors.As(err, &e) || e.Status != http.StatusMethodNotAllowed)) {
+			t.Errorf("%s: err = %v, want a 405: %v", tt.name, err, tt.wantErr)
+		}
+		if got := rec.Header().Get("Allow"); got != tt.wantAllow {
+			t.Errorf("%s: Allow = %q, want %q", tt.name, got, tt.wantAllow)
+		}
+	}
+}
+
+func TestJSONHeaders(t *testing.T) {
+	t.Parallel()
+	rec := httptest.NewRecorder()
+	WriteJSON(rec, http.StatusOK, map[string]string{"status": "OK"})
+	for h, want := range map[string]string{
+		"Content-Type":           "application/json; charset=utf-8",
+		"X-Content-Type-Options": "nosniff",
+		"Cache-Control":          "no-store",
+		"Referrer-Policy":        "no-referrer",
+	} {
+		if got := rec.Header().Get(h); got != want {
+			t.Errorf("%s = %q, want %q", h, got, want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"strings"
 )
 
 // Prefix starts every key so that a leaked key is recognisable in scanners.
@@ -34,26 +33,3 @@ func Hash(plaintext string) []byte {
 
 // Equal compares two hashes in constant time.
 func Equal(a, b []byte) bool { return subtle.ConstantTimeCompare(a, b) == 1 }
-
-// Redacted stands in for a key in log lines.
-const Redacted = "REDACTED"
-
-// Redact replaces everything in s that looks like a key (the prefix, in any
-// case, up to the next '/', '?', '&', ';', '=' or space) with Redacted, so a
-// key pasted into a URL path never reaches a log line.
-func Redact(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		if i+len(Prefix) <= len(s) && strings.EqualFold(s[i:i+len(Prefix)], Prefix) {
-			b.WriteString(Redacted)
-			i += len(Prefix)
-			for i < len(s) && !strings.ContainsRune("/?&;= ", rune(s[i])) {
-				i++
-			}
-			continue
-		}
-		b.WriteByte(s[i])
-		i++
-	}
-	return b.String()
-}

@@ -58,7 +58,7 @@ func (s *Service) deliverLoop(ctx context.Context) {
 // deliverDue starts every delivery due now, at most Workers at once. It
 // returns once all of them have started.
 func (s *Service) deliverDue(ctx context.Context) {
-	due, err := s.st.DueDeliveries(ctx, s.clk.Now(), 4*s.cfg.Workers)
+	due, err := s.st.DueDeliveries(ctx, s.clk.Now(), 4*s.cfg.Workers, s.perTarget())
 	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Warn("read outbox", "err", err)
@@ -66,11 +66,9 @@ func (s *Service) deliverDue(ctx context.Context) {
 		return
 	}
 	for _, d := range due {
-		// A target may use all workers but one, so a slow or hanging
-		// target never holds up the others' deliveries; the rest of its
-		// due deliveries wait for the next pass.
+		// The rest of a busy target's due deliveries wait for a later pass.
 		s.mu.Lock()
-		busy := s.inflight[d.Notifier.ID] >= max(1, s.cfg.Workers-1)
+		busy := s.inflight[d.Notifier.ID] >= s.perTarget()
 		s.mu.Unlock()
 		if busy {
 			continue
@@ -108,6 +106,12 @@ func (s *Service) deliverDue(ctx context.Context) {
 	}
 }
 
+// perTarget is how many workers one target may use: all but one, so a
+// slow or hanging target never holds up the others. A pass reads no more
+// of one target's deliveries than that either, so its backlog never
+// crowds the others out of the read.
+func (s *Service) perTarget() int { return max(1, s.cfg.Workers-1) }
+
 // attempt sends one delivery and records the result: delivered, retried
 // after an exponential backoff, or, once RetryFor has passed since the
 // event, failed with its target disabled.
@@ -124,7 +128,8 @@ func (s *Service) attempt(ctx context.Context, d store.Delivery) {
 			r.Disable = true
 			r.Error = fmt.Sprintf("gave up after %s of retries (%d attempts); last error: %s", s.cfg.RetryFor, d.Attempts, err)
 		} else {
-			r.RetryAt = now.Add(s.backoff(d.Attempts))
+			// The last retry falls at RetryFor, not up to an hour after it.
+			r.RetryAt = minTime(now.Add(s.backoff(d.Attempts)), d.Event.CreatedAt.Add(s.cfg.RetryFor))
 		}
 		s.log.Info("delivery failed", "event", d.Event.ID, "type", d.Event.Type, "notifier", d.Notifier.ID,
 			"attempt", d.Attempts, "retry_at", r.RetryAt, "err", err)
@@ -132,6 +137,13 @@ func (s *Service) attempt(ctx context.Context, d store.Delivery) {
 	if err := s.st.FinishDelivery(context.WithoutCancel(ctx), r); err != nil {
 		s.log.Warn("record delivery", "event", d.Event.ID, "notifier", d.Notifier.ID, "err", err)
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // backoff is the wait after the given number of failed attempts.

@@ -5,8 +5,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,7 +87,7 @@ func TestDeliveryUnderRandomFailures(t *testing.T) {
 			t.Errorf("receiver got unknown event id %d", id)
 		}
 	}
-	if due, _ := b.st.DueDeliveries(b.ctx, b.clk.Now().Add(48*time.Hour), 0); len(due) != 0 {
+	if due, _ := b.st.DueDeliveries(b.ctx, b.clk.Now().Add(48*time.Hour), 0, 0); len(due) != 0 {
 		t.Errorf("%d deliveries still pending after every event was accepted", len(due))
 	}
 }
@@ -109,8 +111,18 @@ func FuzzParseTarget(f *testing.F) {
 		if got.URL != raw || got.Masked == "" {
 			t.Fatalf("ParseTarget(%q) = %+v", raw, got)
 		}
-		if (got.Kind == store.KindWebhook) != (len(got.Masked) >= 4 && (got.Masked[:7] == "http://" || (len(got.Masked) >= 8 && got.Masked[:8] == "https://"))) {
+		if (got.Kind == store.KindWebhook) != (strings.HasPrefix(got.Masked, "http://") || strings.HasPrefix(got.Masked, "https://")) {
 			t.Fatalf("ParseTarget(%q) kind %s for masked %q", raw, got.Kind, got.Masked)
+		}
+		u, _ := url.Parse(raw)
+		if u.User != nil && !strings.Contains(got.Masked, "://***@") {
+			t.Fatalf("ParseTarget(%q) masked %q shows the user info", raw, got.Masked)
+		}
+		if u.RawQuery != "" && !strings.HasSuffix(got.Masked, "?***") {
+			t.Fatalf("ParseTarget(%q) masked %q shows the query", raw, got.Masked)
+		}
+		if strings.Count(strings.TrimSuffix(got.Masked, "?***"), "/") > 4 {
+			t.Fatalf("ParseTarget(%q) masked %q shows the path beyond its first segment", raw, got.Masked)
 		}
 	})
 }

@@ -26,6 +26,12 @@ func envelope(ev store.Event) ([]byte, error) {
 	return json.Marshal(Envelope{ID: ev.ID, Type: ev.Type, CreatedAt: clock.FormatUTC(ev.CreatedAt), Data: data})
 }
 
+// textItems bounds the items a search.match message lists: a run may find
+// up to 100, and chat services refuse long messages (Discord at 2,000
+// characters, Telegram at 4,096), which would fail the delivery for a day
+// and then disable the target.
+const textItems = 10
+
 // text is the human message sent to chat, push and email services.
 func text(ev store.Event) string {
 	switch ev.Type {
@@ -36,7 +42,11 @@ func text(ev store.Event) string {
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "sniped: %d new item(s) match your saved search %q:", len(d.Items), d.Query)
-		for _, it := range d.Items {
+		for i, it := range d.Items {
+			if i == textItems {
+				fmt.Fprintf(&b, "\n... and %d more (getSearchResults?id=%d lists them all).", len(d.Items)-i, d.SearchID)
+				break
+			}
 			fmt.Fprintf(&b, "\n- %s (item %s): %.2f %s, ends %s UTC", it.Title, it.ItemNo, it.CurrentPrice, it.Currency, it.EndTime)
 		}
 		return b.String()

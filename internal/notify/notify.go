@@ -95,9 +95,8 @@ type Service struct {
 	wg     sync.WaitGroup
 
 	mu       sync.Mutex
-	retryAt  map[int64]time.Time // saved searches whose last run failed
-	inflight map[int64]int       // sends in progress per target
-	checked  map[[2]int64]bool   // (snipe, bid) refreshed for warnings
+	inflight map[int64]int     // sends in progress per target
+	checked  map[[2]int64]bool // (snipe, bid) refreshed for warnings
 }
 
 // New returns a Service.
@@ -139,7 +138,6 @@ func New(cfg Config) (*Service, error) {
 		client:   webhookClient(cfg.AllowPrivate, cfg.SendTimeout),
 		budget:   newBudget(cfg.Clock, cfg.MarketRate),
 		sem:      make(chan struct{}, cfg.Workers),
-		retryAt:  map[int64]time.Time{},
 		inflight: map[int64]int{},
 		checked:  map[[2]int64]bool{},
 	}, nil
@@ -184,6 +182,7 @@ type AddResult struct {
 // TargetError is a target URL that cannot be used; Message names the rule.
 type TargetError struct{ Message string }
 
+// Error returns the rule the URL breaks.
 func (e *TargetError) Error() string { return e.Message }
 
 // AddNotifier validates and saves a target. A webhook gets a fresh
@@ -250,6 +249,10 @@ func (s *Service) TestNotifier(ctx context.Context, accountID, id int64) (TestRe
 	if !claimed {
 		return TestResult{EventID: ev.ID, Queued: true}, nil
 	}
+	// The claimed test finishes and is recorded even when the caller goes
+	// away (the send has its own timeout): otherwise it would stay pending
+	// and be retried for a day, although a test is not retried.
+	ctx = context.WithoutCancel(ctx)
 	sendErr := s.send(ctx, d)
 	res := store.DeliveryResult{EventID: ev.ID, NotifierID: id, Delivered: sendErr == nil, Now: s.clk.Now()}
 	if sendErr != nil {

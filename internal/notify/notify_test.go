@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -199,7 +200,13 @@ func TestRetryThenDisable(t *testing.T) {
 	if n := b.notifier(t, add.Notifier.ID); n.LastStatus != "retrying" || n.Failures != 3 || n.LastError != "the target answered HTTP 500" || n.Disabled {
 		t.Errorf("notifier while retrying = %+v", n)
 	}
-	// 24 hours after the event: the last attempt fails it and disables the target.
+	// Late in the day the backoff is an hour, but the last retry falls at
+	// 24 hours after the event, where it fails and disables the target.
+	b.clk.Set(start.Add(DefaultRetryFor - time.Minute))
+	b.deliver()
+	if due, _ := b.st.DueDeliveries(b.ctx, start.Add(DefaultRetryFor), 0, 0); len(due) != 1 {
+		t.Fatalf("deliveries due 24 h after the event = %d, want the last retry", len(due))
+	}
 	b.clk.Set(start.Add(DefaultRetryFor))
 	b.deliver()
 	n := b.notifier(t, add.Notifier.ID)
@@ -207,7 +214,7 @@ func TestRetryThenDisable(t *testing.T) {
 		t.Errorf("notifier after 24 h = %+v; want disabled with the reason", n)
 	}
 	b.emit(t, store.EventSnipeLost)
-	if due, _ := b.st.DueDeliveries(b.ctx, b.clk.Now().Add(48*time.Hour), 0); len(due) != 0 {
+	if due, _ := b.st.DueDeliveries(b.ctx, b.clk.Now().Add(48*time.Hour), 0, 0); len(due) != 0 {
 		t.Errorf("due deliveries to a disabled target = %d, want 0", len(due))
 	}
 	// A successful test turns it back on.
@@ -258,6 +265,14 @@ func TestParseTarget(t *testing.T) {
 		{"http://[::1]/hook", false, "", "", "not allowed"},
 		{"http://169.254.169.254/latest", false, "", "", "not allowed"},
 		{"generic://192.168.1.5/x", false, "", "", "not allowed"},
+		{"http://100.100.100.200/latest/meta-data", false, "", "", "not allowed"},
+		{"http://100.101.102.103:8080/hook", false, "", "", "not allowed"},
+		{"http://0.1.2.3/hook", false, "", "", "not allowed"},
+		{"http://[64:ff9b::a9fe:a9fe]/latest", false, "", "", "not allowed"},
+		{"http://[2002:c0a8:0105::1]/hook", false, "", "", "not allowed"},
+		{"http://[::ffff:10.0.0.1]/hook", false, "", "", "not allowed"},
+		{"http://[64:ff9b::808:808]/hook", false, store.KindWebhook, "http://[64:ff9b::808:808]/hook", ""},
+		{"http://100.128.0.1/hook", false, store.KindWebhook, "http://100.128.0.1/hook", ""},
 		{"nosuchservice://x/y", false, "", "", "supported notification service"},
 		{"example.com/hook", false, "", "", "absolute URL"},
 		{"https://", false, "", "", "absolute URL"},
@@ -416,7 +431,8 @@ func TestWarnPass(t *testing.T) {
 }
 
 // TestSlowTargetDoesNotHoldOthers: a target that hangs takes at most all
-// workers but one, so another target's events still go out.
+// workers but one, and its backlog never fills a pass's read of the
+// outbox, so another target's events still go out.
 func TestSlowTargetDoesNotHoldOthers(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -427,7 +443,7 @@ func TestSlowTargetDoesNotHoldOthers(t *testing.T) {
 	if _, err := b.svc.AddNotifier(b.ctx, b.acct.ID, hang.URL, []store.EventType{store.EventSnipeLost}); err != nil {
 		t.Fatal(err)
 	}
-	for range 6 {
+	for range 4 * DefaultWorkers { // more than one pass reads
 		b.emit(t, store.EventSnipeLost)
 	}
 	if _, err := b.svc.AddNotifier(b.ctx, b.acct.ID, fast.srv.URL, []store.EventType{store.EventSnipeWon}); err != nil {
@@ -443,5 +459,85 @@ func TestSlowTargetDoesNotHoldOthers(t *testing.T) {
 	b.svc.wg.Wait()
 	if fast.count() != 1 {
 		t.Errorf("the fast target got %d requests while another hung, want 1 (in flight per target: %d targets)", fast.count(), n)
+	}
+}
+
+// TestFailingSearchesDoNotStarveOthers: a search whose run failed waits a
+// minute in the store, so more failing searches than one pass takes never
+// keep the others from running.
+func TestFailingSearchesDoNotStarveOthers(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.svc.budget.interval = 0 // the fake clock stands still
+	const searches = searchBatch + 5
+	for i := range searches {
+		if _, _, err := b.st.AddSearch(b.ctx, b.acct.ID, fmt.Sprintf("query %d", i), b.clk.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.mk.SetInjector(func(method, _ string, _ int64) error {
+		if method == markettest.MethodSearch {
+			return errors.New("marketplace down")
+		}
+		return nil
+	})
+	b.svc.searchPass(b.ctx)
+	b.svc.searchPass(b.ctx)
+	if got := b.mk.Calls(markettest.MethodSearch); got != searches {
+		t.Fatalf("search calls after two passes with every run failing = %d, want %d (each search once)", got, searches)
+	}
+	if due, _ := b.st.SearchesDue(b.ctx, b.clk.Now(), 0); len(due) != 0 {
+		t.Errorf("searches due right after failing = %d, want 0 (retried in a minute)", len(due))
+	}
+	b.mk.SetInjector(nil)
+	b.clk.Advance(searchRetry)
+	b.svc.searchPass(b.ctx)
+	b.svc.searchPass(b.ctx)
+	if due, _ := b.st.SearchesDue(b.ctx, b.clk.Now(), 0); len(due) != 0 {
+		t.Errorf("searches due after the marketplace came back = %d, want 0 (all ran)", len(due))
+	}
+}
+
+// TestSearchMatchTextIsShort: a run that finds a hundred new items still
+// makes a message chat services accept.
+func TestSearchMatchTextIsShort(t *testing.T) {
+	t.Parallel()
+	d := store.SearchMatchData{SearchID: 3, Query: "leica"}
+	for i := range 100 {
+		d.Items = append(d.Items, store.SearchMatchItem{ItemNo: fmt.Sprint(310000000000 + i), Title: strings.Repeat("Leica M6 body ", 6),
+			CurrentPrice: 1234.5, Currency: "USD", EndTime: "2026-11-21 12:00:00"})
+	}
+	msg := text(store.Event{Type: store.EventSearchMatch, Data: mustJSON(d)})
+	if n := len([]rune(msg)); n > 2000 {
+		t.Errorf("message is %d characters, want at most 2000 (Discord's limit)", n)
+	}
+	for _, want := range []string{"100 new item(s)", "item 310000000009", "and 90 more", "getSearchResults?id=3"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "item 310000000010") {
+		t.Errorf("message lists the 11th item:\n%s", msg)
+	}
+}
+
+// TestTestNotifierOutlivesItsCaller: a test whose caller hangs up while
+// the target answers is still recorded, not left pending to be retried.
+func TestTestNotifierOutlivesItsCaller(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	ctx, cancel := context.WithCancel(b.ctx)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { cancel() }))
+	t.Cleanup(srv.Close)
+	add, err := b.svc.AddNotifier(b.ctx, b.acct.ID, srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := b.svc.TestNotifier(ctx, b.acct.ID, add.Notifier.ID)
+	if err != nil || !res.Delivered {
+		t.Fatalf("TestNotifier with the caller gone mid-send = %+v, %v; want delivered", res, err)
+	}
+	if due, _ := b.st.DueDeliveries(b.ctx, b.clk.Now().Add(time.Hour), 0, 0); len(due) != 0 {
+		t.Errorf("pending deliveries after the test = %d, want 0", len(due))
 	}
 }

@@ -20,41 +20,32 @@ const SearchLimit = 100
 // for the next tick (and the marketplace budget spaces the calls anyway).
 const searchBatch = 20
 
+// searchRetry is how soon a saved search whose run failed is tried again.
+const searchRetry = time.Minute
+
 // searchLoop runs due saved searches.
 func (s *Service) searchLoop(ctx context.Context) {
-	tick := min(s.cfg.SearchEvery/4, time.Second)
-	s.every(ctx, tick, func(ctx context.Context) {
-		due, err := s.st.SearchesDue(ctx, s.clk.Now(), searchBatch)
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Warn("saved searches due", "err", err)
-			}
-			return
-		}
-		for _, sr := range due {
-			if s.backingOff(sr.ID) {
-				continue
-			}
-			if err := s.budget.wait(ctx); err != nil {
-				return
-			}
-			if _, err := s.runSearch(ctx, sr); err != nil && ctx.Err() == nil {
-				s.log.Info("saved search run failed", "search", sr.ID, "err", err)
-			}
-		}
-	})
+	s.every(ctx, min(s.cfg.SearchEvery/4, time.Second), s.searchPass)
 }
 
-// backingOff reports whether search id failed recently and waits.
-func (s *Service) backingOff(id int64) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	at, ok := s.retryAt[id]
-	if ok && s.clk.Now().Before(at) {
-		return true
+// searchPass runs the saved searches due now, at most searchBatch of them,
+// each after waiting for the marketplace budget.
+func (s *Service) searchPass(ctx context.Context) {
+	due, err := s.st.SearchesDue(ctx, s.clk.Now(), searchBatch)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("saved searches due", "err", err)
+		}
+		return
 	}
-	delete(s.retryAt, id)
-	return false
+	for _, sr := range due {
+		if err := s.budget.wait(ctx); err != nil {
+			return
+		}
+		if _, err := s.runSearch(ctx, sr); err != nil && ctx.Err() == nil {
+			s.log.Info("saved search run failed", "search", sr.ID, "err", err)
+		}
+	}
 }
 
 // phase spreads saved searches over the interval: search id first runs
@@ -97,9 +88,12 @@ func (s *Service) runSearch(ctx context.Context, sr store.Search) (SearchRun, er
 	now := s.clk.Now()
 	found, err := s.mk.Search(ctx, sr.Query, s.cfg.SearchCountry, SearchLimit)
 	if err != nil {
-		s.mu.Lock()
-		s.retryAt[sr.ID] = now.Add(min(s.cfg.SearchEvery, time.Minute))
-		s.mu.Unlock()
+		// Deferred in the store, not skipped in memory: searches that keep
+		// failing would otherwise fill every batch of SearchesDue.
+		retry := now.Add(min(s.cfg.SearchEvery, searchRetry))
+		if derr := s.st.DeferSearch(ctx, sr.AccountID, sr.ID, retry); derr != nil && !errors.Is(derr, store.ErrNotFound) {
+			s.log.Warn("defer saved search", "search", sr.ID, "err", derr)
+		}
 		return SearchRun{}, fmt.Errorf("search %q: %w", sr.Query, err)
 	}
 	live := found[:0:0]

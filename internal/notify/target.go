@@ -119,10 +119,42 @@ func privateHost(host string) bool {
 	return err == nil && privateAddr(ip)
 }
 
+// internalPrefixes are ranges that are not public although netip does not
+// call them private: "this network" (0.0.0.0/8), carrier-grade NAT
+// (100.64.0.0/10: Tailscale addresses, Alibaba Cloud's metadata service at
+// 100.100.100.200), IETF protocol assignments, benchmarking, and NAT64 and
+// 6to4, which embed an IPv4 address (checked on its own below).
+var internalPrefixes = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),
+	netip.MustParsePrefix("100.64.0.0/10"),
+	netip.MustParsePrefix("192.0.0.0/24"),
+	netip.MustParsePrefix("198.18.0.0/15"),
+}
+
+var (
+	nat64     = netip.MustParsePrefix("64:ff9b::/96")
+	sixToFour = netip.MustParsePrefix("2002::/16")
+)
+
 // privateAddr: loopback, private (RFC 1918, fc00::/7), link-local,
-// unspecified or multicast addresses.
+// unspecified, multicast or other internal addresses, including IPv4
+// addresses embedded in NAT64 (64:ff9b::/96) and 6to4 (2002::/16) ones.
 func privateAddr(ip netip.Addr) bool {
 	ip = ip.Unmap()
+	if ip.Is6() {
+		b := ip.As16()
+		switch {
+		case nat64.Contains(ip):
+			return privateAddr(netip.AddrFrom4([4]byte(b[12:16])))
+		case sixToFour.Contains(ip):
+			return privateAddr(netip.AddrFrom4([4]byte(b[2:6])))
+		}
+	}
+	for _, p := range internalPrefixes {
+		if p.Contains(ip) {
+			return true
+		}
+	}
 	return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
 		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast()
 }

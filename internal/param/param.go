@@ -22,12 +22,26 @@ import (
 // Values is a request's query, parsed once.
 type Values struct{ v url.Values }
 
+// MaxParams is the most parameters a query may hold: Go's net/url refuses
+// more (its default urlmaxqueryparams), and no endpoint needs a tenth.
+const MaxParams = 10_000
+
 // Parse parses a raw query string.
 func Parse(raw string) (Values, error) {
+	// net/url counts parameters as '&' + 1 and refuses more than its limit
+	// with an error that reads like bad encoding; say what the limit is.
+	if n := strings.Count(raw, "&") + 1; n > MaxParams {
+		return Values{}, &httperr.Error{Status: http.StatusBadRequest, Code: httperr.CodeInvalidParameter,
+			Message: fmt.Sprintf("the query string has %d parameters; at most %d parameters are allowed", n, MaxParams)}
+	}
 	v, err := url.ParseQuery(raw)
 	if err != nil {
-		return Values{}, &httperr.Error{Status: http.StatusBadRequest, Code: httperr.CodeInvalidParameter,
-			Message: "the query string is not valid URL encoding (use & between parameters and %XX escapes)"}
+		msg := "the query string is not valid URL encoding (use & between parameters and %XX escapes)"
+		var esc url.EscapeError
+		if !errors.As(err, &esc) && strings.Contains(raw, ";") {
+			msg = "the query string uses ';' between parameters; use '&' (and %3B for a ';' inside a value)"
+		}
+		return Values{}, &httperr.Error{Status: http.StatusBadRequest, Code: httperr.CodeInvalidParameter, Message: msg}
 	}
 	return Values{v}, nil
 }

@@ -108,3 +108,23 @@ func FuzzParsePositiveInt(f *testing.F) {
 		}
 	})
 }
+
+func TestParseErrorsSayWhatIsWrong(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, raw, wantIn string
+	}{
+		{"too many parameters", strings.Repeat("a=1&", MaxParams) + "a=1", "at most 10000 parameters"},
+		{"bad escape", "a=%zz", "not valid URL encoding"},
+		{"semicolon", "a=1;b=2", "';'"},
+	}
+	for _, tt := range tests {
+		_, err := Parse(tt.raw)
+		if err == nil || !strings.Contains(err.Error(), tt.wantIn) {
+			t.Errorf("%s: Parse error = %v, want one that says %q", tt.name, err, tt.wantIn)
+		}
+	}
+	if _, err := Parse(strings.Repeat("a=1&", MaxParams-1) + "a=1"); err != nil {
+		t.Errorf("Parse of exactly %d parameters: %v, want no error", MaxParams, err)
+	}
+}

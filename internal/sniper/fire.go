@@ -79,11 +79,14 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 			return
 		}
 	}
-	// Wait for the moment; a new clock offset moves it, even now.
+	// Wait for the moment; a new clock offset moves it, even now. The bid
+	// must arrive at the moment, so it leaves one measured one-way time
+	// earlier (0 for an in-process marketplace); lateness is then the
+	// arrival's.
 	var target time.Time
 	for {
 		retimed := s.retimed()
-		target = s.toLocal(sn.FireAt)
+		target = s.toLocal(sn.FireAt).Add(-market.SendLead(s.mk))
 		done, ok := sleepUntilOr(ctx, s.clk, target, retimed)
 		if !ok {
 			s.revert(ctx, id)
@@ -320,8 +323,10 @@ func (s *Sniper) refusal(ctx context.Context, sn store.Snipe, err error, attempt
 		return outcome.Missed, fmt.Sprintf("The bid reached the marketplace after the auction ended (%s UTC): sniped's estimate of the marketplace clock was off, and it could not be measured again.", end.UTC().Format(time.DateTime))
 	}
 	arrived := s.marketAt(sentMid)
-	if arrived.Before(end) {
-		// Refused as ended before its end time: the auction ended early.
+	if s.marketAt(sentTo).Before(end) {
+		// Refused as ended even though the answer came back before its
+		// end time (the latest the marketplace can have judged the bid):
+		// the auction ended early. A slow answer proves nothing.
 		return outcome.EndedEarly, ""
 	}
 	why := "it was sent on time by sniped's clock, so the marketplace's clock or end time moved"

@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/markettest"
 	"github.com/sniped/sniped/internal/money"
@@ -38,6 +39,38 @@ func TestFiresAtEndMinusDelayAndWins(t *testing.T) {
 		}
 		if !got.Item.Ended {
 			t.Errorf("snapshot Ended = false after settlement, want true")
+		}
+	})
+}
+
+// leadMarket is a marketplace reached over a network whose one-way time
+// is lead (markettest's latency is split evenly between the two ways).
+type leadMarket struct {
+	market.Market
+	lead time.Duration
+}
+
+func (m leadMarket) SendLead() time.Duration { return m.lead }
+
+// TestSendLeadArrivesOnTime: over a network, the bid leaves one one-way
+// time early so that it arrives at end − delay on the marketplace's clock.
+func TestSendLeadArrivesOnTime(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		mk := markettest.New(clock.Real{})
+		mk.SetLatency(400 * time.Millisecond)
+		b := setup(t, func(c *Config) { c.Market = leadMarket{Market: mk, lead: 200 * time.Millisecond} })
+		b.mk = mk
+		b.start()
+		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 3 * time.Minute})
+		sn := b.add(no, 500, 3, snipeOpts{})
+		sleepTill(sn.Item.End.Add(10 * time.Second))
+		bids := b.ours(no)
+		if len(bids) != 1 {
+			t.Fatalf("alice's bids = %d, want 1", len(bids))
+		}
+		if want := sn.Item.End.Add(-3 * time.Second); !bids[0].Time.Equal(want) {
+			t.Errorf("bid arrived at %v, want %v (end − delay)", bids[0].Time, want)
 		}
 	})
 }

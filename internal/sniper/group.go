@@ -81,13 +81,16 @@ func (s *Sniper) groupGate(ctx context.Context, sn store.Snipe, user string) (ok
 		}
 		switch {
 		case o.State == store.StatePlaced:
+			// Its bid is proven to have landed, so a lookup that does not
+			// show it is stale and proves nothing: only our bid seen outbid,
+			// or its auction seen ended without us, frees this snipe.
 			bs, err := s.mk.BidState(ctx, user, o.ItemNo)
 			switch {
 			case err != nil:
 				return false, outcome.GroupLead, fmt.Sprintf("Could not learn whether you lead item %d of this group; held back to avoid winning two items.", o.ItemNo)
 			case bs.Won:
 				return false, outcome.GroupWon, fmt.Sprintf("Item %d of group %q was won.", o.ItemNo, sn.GroupName)
-			case bs.HighBidder && !bs.Ended:
+			case !bidLanded(bs, o) || (bs.HighBidder && !bs.Ended):
 				return false, outcome.GroupLead, fmt.Sprintf("You lead item %d of this group, which ends %s.", o.ItemNo, o.Item.End.UTC().Format(time.DateTime))
 			}
 		case o.State == store.StateFiring:

@@ -137,26 +137,22 @@ func (s *Sniper) firstOffset(ctx context.Context) {
 // while a shot is due within two minutes, and every offsetRetry after a
 // failure (or until the first success).
 func (s *Sniper) offsetLoop(ctx context.Context) {
-	s.repeat(ctx, s.offsetWait(), func() time.Duration {
+	last := s.clk.Now()
+	s.repeat(ctx, min(s.cfg.OffsetEvery, offsetNear), func() time.Duration {
+		// Whether a shot is near is decided now, not when the last
+		// measurement ended: snipes armed since then count.
+		if s.measured.Load() && s.clk.Now().Sub(last) < s.cfg.OffsetEvery && !s.sched.dueWithin(s.marketNow().Add(offsetNearWindow)) {
+			return min(s.cfg.OffsetEvery, offsetNear)
+		}
 		if err := s.measureOffset(ctx); err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("clock offset: measurement failed; keeping the last one", "err", err)
 			}
 			return offsetRetry
 		}
-		return s.offsetWait()
-	})
-}
-
-// offsetWait is how long until the next measurement.
-func (s *Sniper) offsetWait() time.Duration {
-	switch {
-	case !s.measured.Load():
-		return offsetRetry
-	case s.sched.dueWithin(s.marketNow().Add(offsetNearWindow)):
+		last = s.clk.Now()
 		return min(s.cfg.OffsetEvery, offsetNear)
-	}
-	return s.cfg.OffsetEvery
+	})
 }
 
 // repeat calls fn after first and then again after each wait fn returns,

@@ -184,8 +184,10 @@ type NotifyStore interface {
 	// newest), newest first, at most limit.
 	Events(ctx context.Context, accountID, beforeID int64, limit int) ([]Event, error)
 	// DueDeliveries returns up to limit pending deliveries due at now,
-	// oldest first, with their event and target.
-	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error)
+	// oldest first, with their event and target, and at most perNotifier
+	// of one target (0: no cap), so that one target's backlog never fills
+	// the read.
+	DueDeliveries(ctx context.Context, now time.Time, limit, perNotifier int) ([]Delivery, error)
 	// ClaimDelivery moves a due delivery's NextAt to until as a
 	// compare-and-set on its NextAt, so that two deliverers never send it
 	// at once; claimed is false when another got it first.
@@ -207,6 +209,10 @@ type NotifyStore interface {
 	// items never seen before, all in one transaction. It returns those
 	// new items.
 	RecordSearchRun(ctx context.Context, r SearchRun) (newItems []int64, err error)
+	// DeferSearch moves the next run of one of the account's saved
+	// searches to until, after a run that failed: stored, so that failing
+	// searches leave SearchesDue's batch to the others.
+	DeferSearch(ctx context.Context, accountID, id int64, until time.Time) error
 	// SearchSeen returns when the search first saw each of items (absent:
 	// never).
 	SearchSeen(ctx context.Context, searchID int64, items []int64) (map[int64]Seen, error)

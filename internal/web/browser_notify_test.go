@@ -94,8 +94,8 @@ func TestDashboardNotifications(t *testing.T) {
 	tb.wait("secret shown once", `/^whsec_[0-9a-f]{64}$/.test(document.getElementById("notify-secret-value")?.textContent || "")`)
 	tb.wait("target listed", `document.querySelectorAll("#notify-targets tr").length === 1`)
 	id := tb.eval(`document.querySelector("#notify-targets tr").dataset.target`)
-	if got := tb.eval(`document.querySelector("#notify-targets tr").textContent`); strings.Contains(got, "all events") || strings.Contains(got, "snipe.placed") || !strings.Contains(got, "Not used yet") {
-		t.Errorf("target row = %q; want its five events, not snipe.placed, never used", got)
+	if got := tb.eval(`document.querySelector("#notify-targets tr").textContent`); strings.Contains(got, "all events") || strings.Contains(got, "Bid placed") || !strings.Contains(got, "Won, Lost (with the reason)") || !strings.Contains(got, "Not used yet") {
+		t.Errorf("target row = %q; want its five events by their labels, not Bid placed, never used", got)
 	}
 	tb.do("clear notices", chromedp.Evaluate[chromedp.Void](`document.getElementById("notices").replaceChildren()`))
 	tb.screenshot("dashboard-notifications-added.png")
@@ -167,11 +167,16 @@ func TestDashboardNewMatches(t *testing.T) {
 	id := fmt.Sprint(s.get("addSearch", "query", "hasselblad")["id"])
 	s.get("getSearchResults", "id", id) // the first run remembers what is listed
 	fresh := s.item("Hasselblad 80mm Planar", 2*time.Hour)
+	s.get("getSearchResults", "id", id) // a run that finds it: new_count 1
 
 	tb := s.open(1280)
 	tb.connect(s.key)
 	tb.do("open Notifications", chromedp.Click(chromedp.CSS(`.view-btn[data-view="notify"]`)))
-	tb.wait("saved search listed", `!!document.querySelector(".match-group button")`)
+	tb.wait("saved search listed with its new count", `document.querySelector(".match-group h3")?.textContent.includes("1 new")`)
+	// Opening the page does not run the search, which would reset the count.
+	if got := s.get("getUserSearches")["searches"].([]any)[0].(map[string]any)["new_count"]; got != float64(1) {
+		t.Errorf("new_count after opening the page = %v, want 1 (the page must not run the search by itself)", got)
+	}
 	tb.do("show matches", chromedp.Click(chromedp.CSS(".match-group button")))
 	row := fmt.Sprintf(`.match-list tr[data-item="%d"]`, fresh)
 	tb.wait("new item first, marked new", fmt.Sprintf(`document.querySelector(".match-list tbody tr")?.dataset.item === "%d" &&

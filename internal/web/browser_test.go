@@ -163,8 +163,8 @@ func newStack(t *testing.T, o stackOptions) *stack {
 		t.Fatalf("CreateAccount: %v", err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	resolve := func(ctx context.Context, k string) (string, error) {
-		a, err := st.AccountByKeyHash(ctx, key.Hash(k))
+	resolve := func(r *http.Request, k string) (string, error) {
+		a, err := st.AccountByKeyHash(r.Context(), key.Hash(k))
 		return a.Name, err
 	}
 	var notifier api.Notifier

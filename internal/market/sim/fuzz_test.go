@@ -23,6 +23,12 @@ func FuzzControlSurface(f *testing.F) {
 		"item?item_no=310000000001",
 		"watch?key=key-ann&item_no=310000000001",
 		"fail?kind=unavailable&count=3&op=now",
+		"fail?kind=lost-answer&count=2&item_no=310000000001",
+		"fail?kind=slow&ms=250&count=3&op=bidState",
+		"fail?kind=stale&ms=5000&item_no=310000000002",
+		"fail?kind=stale&off=1",
+		"clock?skew=-1.5s",
+		"clock",
 		"img/310000000001-2.svg",
 		"createItem?title=%ff%fe&start_price=00000000001.00&ends_in=+1",
 	} {

@@ -25,16 +25,18 @@ const MaxNameLen = 64
 // Handler serves the /sim/... control surface and the /sim/img/...
 // pictures. It routes on the part of the path after "/sim/", so it works
 // mounted at {base}/sim/ with or without http.StripPrefix. resolve maps an
-// account key to its marketplace user (for /sim/watch); it should return an
+// account key to its marketplace user (for /sim/watch); it gets the request
+// so that it can limit failed keys per client address, and should return an
 // *httperr.Error for a bad key (store.ErrNotFound is also read as a bad key).
-func (s *Sim) Handler(resolve func(ctx context.Context, key string) (user string, err error)) http.Handler {
+// Serve wraps the handler in Guard.
+func (s *Sim) Handler(resolve func(r *http.Request, key string) (user string, err error)) http.Handler {
 	h := &handler{sim: s, resolve: resolve}
 	return httperr.Handler(s.log, h.serve)
 }
 
 type handler struct {
 	sim     *Sim
-	resolve func(ctx context.Context, key string) (string, error)
+	resolve func(r *http.Request, key string) (string, error)
 }
 
 func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
@@ -69,9 +71,11 @@ func (h *handler) serve(w http.ResponseWriter, r *http.Request) error {
 		return h.watch(w, r, p)
 	case "fail":
 		return h.fail(w, r, p)
+	case "clock":
+		return h.clock(w, r, p)
 	}
 	return &httperr.Error{Status: http.StatusNotFound, Code: httperr.CodeUnknownOperation,
-		Message: fmt.Sprintf("unknown simulator endpoint %q; see docs/simulator.md (createItem, placeBid, endItem, buyItNow, item, watch, fail, img/)", name)}
+		Message: fmt.Sprintf("unknown simulator endpoint %q; see docs/simulator.md (createItem, placeBid, endItem, buyItNow, item, watch, fail, clock, img/)", name)}
 }
 
 // params is the query (package param) with the control surface's rules.
@@ -412,7 +416,7 @@ func (h *handler) watch(w http.ResponseWriter, r *http.Request, p params) error 
 	if h.resolve == nil {
 		return httperr.Unavailable("watch lists need account keys, which this server does not resolve", nil)
 	}
-	user, err := h.resolve(r.Context(), k)
+	user, err := h.resolve(r, k)
 	if err != nil {
 		var he *httperr.Error
 		switch {
@@ -465,16 +469,9 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, p params) error {
 			body["item_no"] = strconv.FormatInt(no, 10)
 			break
 		}
-		cs, err := p.Required("count")
+		n, err := p.count(off)
 		if err != nil {
 			return err
-		}
-		n, err := strconv.Atoi(cs)
-		if err != nil || n < 0 || n > 1_000_000 {
-			return httperr.Invalid("count", "parameter \"count\" must be a whole number from 0 to 1000000")
-		}
-		if off {
-			n = 0
 		}
 		h.sim.FailNext(op, n)
 		body["count"] = n
@@ -505,12 +502,165 @@ func (h *handler) fail(w http.ResponseWriter, r *http.Request, p params) error {
 			return controlErr(no, err)
 		}
 		body["item_no"] = strconv.FormatInt(no, 10)
+	case "lost-answer":
+		if op != OpAny && op != OpPlaceBid {
+			return httperr.Invalid("op", "parameter \"op\" must be placeBid or absent for kind lost-answer: only bids have an answer to lose")
+		}
+		no, err := p.optionalItem(r.Context(), h.sim)
+		if err != nil {
+			return err
+		}
+		n, err := p.count(off)
+		if err != nil {
+			return err
+		}
+		h.sim.LoseAnswers(no, n)
+		body["count"] = n
+		if no != 0 {
+			body["item_no"] = strconv.FormatInt(no, 10)
+		}
+	case "slow":
+		no, err := p.optionalItem(r.Context(), h.sim)
+		if err != nil {
+			return err
+		}
+		n, err := p.count(off)
+		if err != nil {
+			return err
+		}
+		ms, err := p.millis("ms", MaxSlow, !off)
+		if err != nil {
+			return err
+		}
+		if off {
+			n = 0
+		}
+		h.sim.SetSlow(Slow{Op: op, ItemNo: no, Delay: time.Duration(ms) * time.Millisecond, Count: n})
+		body["count"], body["ms"], body["op"] = n, ms, op
+		if no != 0 {
+			body["item_no"] = strconv.FormatInt(no, 10)
+		}
+	case "stale":
+		if op != OpAny {
+			return httperr.Invalid("op", "parameter \"op\" does not apply to kind stale, which affects item and bidState")
+		}
+		no, err := p.optionalItem(r.Context(), h.sim)
+		if err != nil {
+			return err
+		}
+		ms, err := p.millis("ms", MaxStale, !off)
+		if err != nil {
+			return err
+		}
+		if off {
+			ms = 0
+		}
+		h.sim.SetStale(no, time.Duration(ms)*time.Millisecond)
+		body["ms"] = ms
+		if no != 0 {
+			body["item_no"] = strconv.FormatInt(no, 10)
+		}
 	case "clear":
 		h.sim.ClearFailures()
 	default:
-		return httperr.Invalid("kind", "parameter \"kind\" must be one of unavailable, unauthorized, ineligible, remove, clear")
+		return httperr.Invalid("kind", "parameter \"kind\" must be one of unavailable, lost-answer, slow, stale, unauthorized, ineligible, remove, clear")
 	}
 	httperr.WriteJSON(w, http.StatusOK, body)
+	return nil
+}
+
+// Bounds of the fault parameters on the control surface.
+const (
+	// MaxSlow bounds a stall (ms of kind=slow): long enough to outlast any
+	// snipe's retry window, short enough not to wedge a test run.
+	MaxSlow = 10 * time.Minute
+	// MaxStale bounds how old the state shown under kind=stale may be.
+	MaxStale = time.Hour
+	// MaxClockSkew bounds the marketplace clock's offset (/sim/clock).
+	MaxClockSkew = 24 * time.Hour
+	// maxCount bounds count on /sim/fail.
+	maxCount = 1_000_000
+)
+
+// count reads the required count of /sim/fail (0 to maxCount); off=1 makes
+// it optional and 0.
+func (p params) count(off bool) (int, error) {
+	cs, ok, err := p.Optional("count")
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		if off {
+			return 0, nil
+		}
+		return 0, httperr.Missing("count")
+	}
+	n, err := strconv.Atoi(cs)
+	if err != nil || !param.AllDigits(cs) || n > maxCount {
+		return 0, httperr.Invalid("count", fmt.Sprintf("parameter \"count\" must be a whole number from 0 to %d", maxCount))
+	}
+	if off {
+		return 0, nil
+	}
+	return n, nil
+}
+
+// millis reads a whole number of milliseconds from 0 to limit.
+func (p params) millis(name string, limit time.Duration, required bool) (int64, error) {
+	v, ok, err := p.Optional(name)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		if required {
+			return 0, httperr.Missing(name)
+		}
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || !param.AllDigits(v) || n > limit.Milliseconds() {
+		return 0, httperr.Invalid(name, fmt.Sprintf("parameter %q must be a whole number of milliseconds from 0 to %d", name, limit.Milliseconds()))
+	}
+	return n, nil
+}
+
+// optionalItem reads an optional item_no, which must be on the
+// marketplace; 0 when absent.
+func (p params) optionalItem(ctx context.Context, s *Sim) (int64, error) {
+	if _, ok, err := p.Optional("item_no"); err != nil || !ok {
+		return 0, err
+	}
+	no, err := p.PositiveInt("item_no")
+	if err != nil {
+		return 0, err
+	}
+	if _, err := s.lot(no); err != nil {
+		return 0, controlErr(no, err)
+	}
+	return no, nil
+}
+
+// clock reports the marketplace clock and, with skew, moves it: the
+// marketplace then runs skew ahead of this machine (negative: behind).
+func (h *handler) clock(w http.ResponseWriter, _ *http.Request, p params) error {
+	v, ok, err := p.Optional("skew")
+	if err != nil {
+		return err
+	}
+	if ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < -MaxClockSkew || d > MaxClockSkew {
+			return httperr.Invalid("skew", fmt.Sprintf("parameter \"skew\" must be a duration such as 5s, -1.5s or 250ms, at most %v either way", MaxClockSkew))
+		}
+		h.sim.SetClockSkew(d)
+	}
+	d := h.sim.ClockSkew()
+	httperr.WriteJSON(w, http.StatusOK, map[string]any{
+		"status":        "OK",
+		"skew":          d.String(),
+		"skew_ms":       d.Milliseconds(),
+		"market_now_ms": h.sim.nowMs(),
+	})
 	return nil
 }
 

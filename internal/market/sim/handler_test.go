@@ -1,8 +1,8 @@
 package sim_test
 
 import (
-	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -16,7 +16,7 @@ import (
 )
 
 // resolveTestKey maps "key-ann" to ann; anything else is an unknown key.
-func resolveTestKey(_ context.Context, k string) (string, error) {
+func resolveTestKey(_ *http.Request, k string) (string, error) {
 	if name, ok := strings.CutPrefix(k, "key-"); ok && name != "" {
 		return name, nil
 	}
@@ -198,6 +198,62 @@ func TestHandlerFail(t *testing.T) {
 	}
 	b.ok(t, "/sim/fail?kind=remove&item_no="+n+"&off=1")
 	b.ok(t, "/sim/item?item_no="+n)
+
+	// lost-answer: recorded, answered with a timeout.
+	if body := b.ok(t, "/sim/fail?kind=lost-answer&count=1&item_no="+n); body["count"] != 1.0 || body["item_no"] != n {
+		t.Errorf("lost-answer = %v", body)
+	}
+	if _, err := b.sim.PlaceBid(b.ctx, "ann", no, 3_00); !errors.Is(err, sim.ErrLostAnswer) || !market.Transient(err) {
+		t.Errorf("bid after lost-answer = %v, want a transient lost answer", err)
+	}
+	if st, _ := b.sim.BidState(b.ctx, "ann", no); st.MaxBid != 3_00 {
+		t.Errorf("the lost answer's bid is not in: %+v", st)
+	}
+	b.ok(t, "/sim/fail?kind=lost-answer&count=5")
+	b.ok(t, "/sim/fail?kind=lost-answer&off=1")
+	if _, err := b.sim.PlaceBid(b.ctx, "ann", no, 4_00); err != nil {
+		t.Errorf("bid after lost-answer off = %v", err)
+	}
+
+	// stale: BidState shows the past; the control surface the truth.
+	b.clock.Advance(time.Second)
+	if body := b.ok(t, "/sim/fail?kind=stale&ms=500&item_no="+n); body["ms"] != 500.0 {
+		t.Errorf("stale = %v", body)
+	}
+	b.ok(t, "/sim/placeBid?item_no="+n+"&bidder=ann&max=9")
+	if st, _ := b.sim.BidState(b.ctx, "ann", no); st.MaxBid != 4_00 {
+		t.Errorf("stale BidState max = %v, want the 4.00 of 1 s ago", st.MaxBid)
+	}
+	if item := b.ok(t, "/sim/item?item_no="+n); item["bid_count"] != 4.0 {
+		t.Errorf("/sim/item under stale shows %v bids, want the true 4", item["bid_count"])
+	}
+	b.ok(t, "/sim/fail?kind=stale&item_no="+n+"&off=1")
+	if st, _ := b.sim.BidState(b.ctx, "ann", no); st.MaxBid != 9_00 {
+		t.Errorf("BidState after stale off = %v, want 9.00", st.MaxBid)
+	}
+
+	// slow: answered after the stall (checked in TestSlow); here the rule
+	// is set and cleared.
+	if body := b.ok(t, "/sim/fail?kind=slow&ms=250&count=2&op=bidState"); body["ms"] != 250.0 || body["count"] != 2.0 || body["op"] != "bidState" {
+		t.Errorf("slow = %v", body)
+	}
+	b.ok(t, "/sim/fail?kind=slow&off=1")
+	if _, err := b.sim.BidState(b.ctx, "ann", no); err != nil {
+		t.Errorf("BidState after slow off = %v (a fake clock would hang a stall)", err)
+	}
+
+	// clock: read, jump, read.
+	body := b.ok(t, "/sim/clock")
+	if body["skew_ms"] != 0.0 || body["market_now_ms"] != float64(b.clock.Now().UnixMilli()) {
+		t.Errorf("clock = %v, want skew 0 at the local time", body)
+	}
+	body = b.ok(t, "/sim/clock?skew=-2.5s")
+	if body["skew_ms"] != -2500.0 || body["skew"] != "-2.5s" || body["market_now_ms"] != float64(b.clock.Now().Add(-2500*time.Millisecond).UnixMilli()) {
+		t.Errorf("clock?skew=-2.5s = %v", body)
+	}
+	if item := b.ok(t, "/sim/item?item_no="+n); item["market_now_ms"] != body["market_now_ms"] {
+		t.Errorf("/sim/item market_now_ms = %v, want %v", item["market_now_ms"], body["market_now_ms"])
+	}
 }
 
 func TestHandlerBadInput(t *testing.T) {
@@ -252,6 +308,30 @@ func TestHandlerBadInput(t *testing.T) {
 		{"/sim/fail?kind=unavailable&count=1&op=fly", 400, httperr.CodeInvalidParameter, "op"},
 		{"/sim/fail?kind=clear&off=2", 400, httperr.CodeInvalidParameter, "off"},
 		{"/sim/fail?kind=unauthorized", 400, httperr.CodeMissingParameter, "user"},
+		{"/sim/fail?kind=lost-answer", 400, httperr.CodeMissingParameter, "count"},
+		{"/sim/fail?kind=lost-answer&count=1.5", 400, httperr.CodeInvalidParameter, "count"},
+		{"/sim/fail?kind=lost-answer&count=+1", 400, httperr.CodeInvalidParameter, "count"},
+		{"/sim/fail?kind=lost-answer&count=1000001", 400, httperr.CodeInvalidParameter, "count"},
+		{"/sim/fail?kind=lost-answer&count=1&op=item", 400, httperr.CodeInvalidParameter, "op"},
+		{"/sim/fail?kind=lost-answer&count=1&item_no=0", 400, httperr.CodeInvalidParameter, "item_no"},
+		{"/sim/fail?kind=lost-answer&count=1&item_no=999", 404, httperr.CodeNotFound, ""},
+		{"/sim/fail?kind=slow&count=1", 400, httperr.CodeMissingParameter, "ms"},
+		{"/sim/fail?kind=slow&ms=100", 400, httperr.CodeMissingParameter, "count"},
+		{"/sim/fail?kind=slow&ms=-1&count=1", 400, httperr.CodeInvalidParameter, "ms"},
+		{"/sim/fail?kind=slow&ms=1e3&count=1", 400, httperr.CodeInvalidParameter, "ms"},
+		{"/sim/fail?kind=slow&ms=600001&count=1", 400, httperr.CodeInvalidParameter, "ms"},
+		{"/sim/fail?kind=slow&ms=100&count=1&op=fly", 400, httperr.CodeInvalidParameter, "op"},
+		{"/sim/fail?kind=slow&ms=100&count=1&item_no=x", 400, httperr.CodeInvalidParameter, "item_no"},
+		{"/sim/fail?kind=slow&ms=100&ms=200&count=1", 400, httperr.CodeRepeatedParameter, "ms"},
+		{"/sim/fail?kind=stale", 400, httperr.CodeMissingParameter, "ms"},
+		{"/sim/fail?kind=stale&ms=3600001", 400, httperr.CodeInvalidParameter, "ms"},
+		{"/sim/fail?kind=stale&ms=100&op=bidState", 400, httperr.CodeInvalidParameter, "op"},
+		{"/sim/fail?kind=stale&ms=100&item_no=999", 404, httperr.CodeNotFound, ""},
+		{"/sim/clock?skew=5", 400, httperr.CodeInvalidParameter, "skew"},
+		{"/sim/clock?skew=soon", 400, httperr.CodeInvalidParameter, "skew"},
+		{"/sim/clock?skew=25h", 400, httperr.CodeInvalidParameter, "skew"},
+		{"/sim/clock?skew=-25h", 400, httperr.CodeInvalidParameter, "skew"},
+		{"/sim/clock?skew=1s&skew=2s", 400, httperr.CodeRepeatedParameter, "skew"},
 		{"/sim/nothing", 404, httperr.CodeUnknownOperation, ""},
 		{"/sim/createItem?title=%zz", 400, httperr.CodeInvalidParameter, ""},
 	}

@@ -29,10 +29,10 @@ func (s *Sim) Item(ctx context.Context, itemNo int64) (market.Item, error) {
 	if err != nil {
 		return market.Item{}, err
 	}
-	now := s.nowMs()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.item(now, s.cfg.ImageBaseURL), nil
+	v, now := s.seen(l, s.nowMs()) // a past state under SetStale
+	return v.item(now, s.cfg.ImageBaseURL), nil
 }
 
 // Search returns up to limit live items whose title or category contains
@@ -179,7 +179,11 @@ func (s *Sim) PlaceBid(ctx context.Context, user string, itemNo int64, max money
 	if err := s.enter(ctx, OpPlaceBid, user, itemNo); err != nil {
 		return market.BidReceipt{}, &market.BidError{Err: err}
 	}
-	return s.bid(ctx, user, itemNo, max)
+	rc, err := s.bid(ctx, user, itemNo, max)
+	if errProcessed(err) && s.fail.loseAnswer(itemNo) {
+		return market.BidReceipt{}, &market.BidError{Err: ErrLostAnswer}
+	}
+	return rc, err
 }
 
 // bid is PlaceBid without failure injection (rivals and /sim/placeBid use it).
@@ -242,10 +246,10 @@ func (s *Sim) BidState(ctx context.Context, user string, itemNo int64) (market.B
 	if err != nil {
 		return market.BidState{}, err
 	}
-	now := time.UnixMilli(s.nowMs())
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.auction.Standing(user, now), nil
+	v, now := s.seen(l, s.nowMs()) // a past state under SetStale
+	return v.auction.Standing(user, time.UnixMilli(now)), nil
 }
 
 // History returns an item's accepted bids in time order, each with the
@@ -263,8 +267,8 @@ func (s *Sim) History(ctx context.Context, itemNo int64) ([]market.HistoryEntry,
 	return l.auction.History(), nil
 }
 
-// Now returns the marketplace's clock, which runs Config.ClockSkew ahead of
-// the local one.
+// Now returns the marketplace's clock, which runs ClockSkew ahead of the
+// local one.
 func (s *Sim) Now(ctx context.Context) (time.Time, error) {
 	if err := s.enter(ctx, OpNow, "", 0); err != nil {
 		return time.Time{}, err
@@ -273,10 +277,15 @@ func (s *Sim) Now(ctx context.Context) (time.Time, error) {
 }
 
 // enter is the common prologue of Market methods: a cancelled context and
-// injected failures.
+// injected stalls and failures.
 func (s *Sim) enter(ctx context.Context, op, user string, itemNo int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if d := s.fail.slowFor(op, itemNo); d > 0 {
+		if err := s.stall(ctx, d); err != nil {
+			return err
+		}
 	}
 	return s.fail.check(op, user, itemNo)
 }

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
@@ -61,8 +62,9 @@ type Config struct {
 	// "http://127.0.0.1:8080" or, behind a base path, "http://host/base".
 	ImageBaseURL string
 	// ClockSkew is how far the marketplace's clock runs ahead of Clock
-	// (negative: behind). All marketplace time, including end times and bid
-	// times, is on the skewed clock.
+	// (negative: behind) at start; SetClockSkew changes it at run time. All
+	// marketplace time, including end times and bid times, is on the skewed
+	// clock.
 	ClockSkew time.Duration
 }
 
@@ -83,6 +85,7 @@ type Sim struct {
 	seeded map[string]bool
 
 	fail failures
+	skew atomic.Int64 // the marketplace clock's offset (a time.Duration)
 }
 
 var _ market.Market = (*Sim)(nil)
@@ -119,6 +122,7 @@ func Open(ctx context.Context, cfg Config) (*Sim, error) {
 		watch:  make(map[string][]int64),
 		seeded: make(map[string]bool),
 	}
+	s.skew.Store(int64(cfg.ClockSkew))
 	if cfg.Path != "" {
 		db, err := openDB(ctx, cfg.Path)
 		if err != nil {
@@ -154,7 +158,7 @@ func (s *Sim) Close() error {
 }
 
 // now is the marketplace's current time.
-func (s *Sim) now() time.Time { return s.cfg.Clock.Now().Add(s.cfg.ClockSkew) }
+func (s *Sim) now() time.Time { return s.cfg.Clock.Now().Add(s.ClockSkew()) }
 
 // MarketNow is the marketplace's clock, as Now reads it but without the
 // injected failures: for a server that stamps its answers with it.

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/sniped/sniped/internal/store"
@@ -11,7 +10,7 @@ import (
 // groupID returns the ID of the account's Bid Group called name, creating
 // the group on first use. Concurrent first uses agree on one row thanks to
 // UNIQUE(account_id, name).
-func groupID(ctx context.Context, tx *sql.Tx, accountID int64, name string) (int64, error) {
+func groupID(ctx context.Context, tx execQueryer, accountID int64, name string) (int64, error) {
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO bid_groups (account_id, name) VALUES ($1, $2) ON CONFLICT (account_id, name) DO NOTHING`,
 		accountID, name); err != nil {

@@ -21,7 +21,7 @@ type execQueryer interface {
 const notifierCols = `n.id, n.account_id, n.kind, n.url_sealed, n.secret_sealed, n.url_masked, n.events, n.created_ms,
 	n.disabled_ms, n.disabled_reason, n.failures, n.last_ms, n.last_status, n.last_error`
 
-func scanNotifier(row interface{ Scan(...any) error }, extra ...any) (store.Notifier, error) {
+func scanNotifier(row scanner, extra ...any) (store.Notifier, error) {
 	var (
 		n                         store.Notifier
 		kind, events              string
@@ -84,23 +84,8 @@ VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
 
 // Notifiers lists the account's targets, oldest first.
 func (s *Store) Notifiers(ctx context.Context, accountID int64) ([]store.Notifier, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+notifierCols+` FROM notifiers n WHERE n.account_id = $1 ORDER BY n.id`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("notifiers: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Notifier
-	for rows.Next() {
-		n, err := scanNotifier(rows)
-		if err != nil {
-			return nil, fmt.Errorf("notifiers: %w", err)
-		}
-		out = append(out, n)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("notifiers: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, s, "notifiers", func(r scanner) (store.Notifier, error) { return scanNotifier(r) },
+		`SELECT `+notifierCols+` FROM notifiers n WHERE n.account_id = $1 ORDER BY n.id`, accountID)
 }
 
 // NotifierByID returns one of the account's targets.
@@ -199,61 +184,40 @@ func (s *Store) Events(ctx context.Context, accountID, beforeID int64, limit int
 	if beforeID <= 0 {
 		beforeID = noLimit
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT id, account_id, type, data, created_ms FROM events
-WHERE account_id = $1 AND id < $2 AND type <> $3 ORDER BY id DESC LIMIT $4`, accountID, beforeID, string(store.EventTest), limitOrAll(limit))
-	if err != nil {
-		return nil, fmt.Errorf("events: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Event
-	for rows.Next() {
+	return queryAll(ctx, s, "events", func(r scanner) (store.Event, error) {
 		var (
 			ev            store.Event
 			typ, data     string
 			createdMillis int64
 		)
-		if err := rows.Scan(&ev.ID, &ev.AccountID, &typ, &data, &createdMillis); err != nil {
-			return nil, fmt.Errorf("events: %w", err)
-		}
+		err := r.Scan(&ev.ID, &ev.AccountID, &typ, &data, &createdMillis)
 		ev.Type, ev.Data, ev.CreatedAt = store.EventType(typ), []byte(data), fromMS(createdMillis)
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("events: %w", err)
-	}
-	return out, nil
+		return ev, err
+	}, `SELECT id, account_id, type, data, created_ms FROM events
+WHERE account_id = $1 AND id < $2 AND type <> $3 ORDER BY id DESC LIMIT $4`, accountID, beforeID, string(store.EventTest), limitOrAll(limit))
 }
 
-// DueDeliveries returns pending deliveries due at now, oldest first.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]store.Delivery, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+notifierCols+`, e.id, e.account_id, e.type, e.data, e.created_ms, d.attempts, d.next_ms
-FROM deliveries d JOIN events e ON e.id = d.event_id JOIN notifiers n ON n.id = d.notifier_id
-WHERE d.state = 'pending' AND d.next_ms <= $1 ORDER BY d.next_ms, d.event_id, d.notifier_id LIMIT $2`,
-		ms(now), limitOrAll(limit))
-	if err != nil {
-		return nil, fmt.Errorf("due deliveries: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Delivery
-	for rows.Next() {
+// DueDeliveries returns pending deliveries due at now, oldest first, at
+// most perNotifier of each target (ranked by a window function).
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit, perNotifier int) ([]store.Delivery, error) {
+	return queryAll(ctx, s, "due deliveries", func(r scanner) (store.Delivery, error) {
 		var (
 			d               store.Delivery
 			typ, data       string
 			created, nextMS int64
 		)
-		n, err := scanNotifier(rows, &d.Event.ID, &d.Event.AccountID, &typ, &data, &created, &d.Attempts, &nextMS)
-		if err != nil {
-			return nil, fmt.Errorf("due deliveries: %w", err)
-		}
+		n, err := scanNotifier(r, &d.Event.ID, &d.Event.AccountID, &typ, &data, &created, &d.Attempts, &nextMS)
 		d.Notifier = n
 		d.Event.Type, d.Event.Data, d.Event.CreatedAt = store.EventType(typ), []byte(data), fromMS(created)
 		d.NextAt = time.UnixMilli(nextMS).UTC()
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("due deliveries: %w", err)
-	}
-	return out, nil
+		return d, err
+	}, `SELECT `+notifierCols+`, e.id, e.account_id, e.type, e.data, e.created_ms, d.attempts, d.next_ms
+FROM (SELECT event_id, notifier_id, attempts, next_ms,
+	ROW_NUMBER() OVER (PARTITION BY notifier_id ORDER BY next_ms, event_id) AS rank
+	FROM deliveries WHERE state = 'pending' AND next_ms <= $1) d
+JOIN events e ON e.id = d.event_id JOIN notifiers n ON n.id = d.notifier_id
+WHERE d.rank <= $3 ORDER BY d.next_ms, d.event_id, d.notifier_id LIMIT $2`,
+		ms(now), limitOrAll(limit), limitOrAll(perNotifier))
 }
 
 // ClaimDelivery leases a due delivery with a compare-and-set on next_ms;

@@ -12,7 +12,7 @@ import (
 
 const searchCols = `id, account_id, query, created_ms, last_run_ms, next_run_ms, new_count`
 
-func scanSearch(row interface{ Scan(...any) error }) (store.Search, error) {
+func scanSearch(row scanner) (store.Search, error) {
 	var (
 		q                      store.Search
 		created, lastRun, next int64
@@ -56,38 +56,12 @@ func (s *Store) AddSearch(ctx context.Context, accountID int64, query string, no
 
 // Searches lists the account's saved searches, oldest first.
 func (s *Store) Searches(ctx context.Context, accountID int64) ([]store.Search, error) {
-	rows, err := s.r.QueryContext(ctx,
+	return queryAll(ctx, s, "searches", scanSearch,
 		`SELECT `+searchCols+` FROM searches WHERE account_id = $1 ORDER BY created_ms, id`, accountID)
-	if err != nil {
-		return nil, fmt.Errorf("searches: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Search
-	for rows.Next() {
-		q, err := scanSearch(rows)
-		if err != nil {
-			return nil, fmt.Errorf("searches: %w", err)
-		}
-		out = append(out, q)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("searches: %w", err)
-	}
-	return out, nil
 }
 
 // DeleteSearch removes one of the account's saved searches.
 func (s *Store) DeleteSearch(ctx context.Context, accountID, id int64) error {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM searches WHERE id = $1 AND account_id = $2`, id, accountID)
-	if err != nil {
-		return fmt.Errorf("delete search %d: %w", id, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("delete search %d: %w", id, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("delete search %d: %w", id, store.ErrNotFound)
-	}
-	return nil
+	return s.affectOne(ctx, fmt.Sprintf("delete search %d", id),
+		`DELETE FROM searches WHERE id = $1 AND account_id = $2`, id, accountID)
 }

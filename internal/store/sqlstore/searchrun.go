@@ -29,24 +29,8 @@ func (s *Store) SearchByID(ctx context.Context, accountID, id int64) (store.Sear
 
 // SearchesDue returns saved searches whose next run is due, soonest first.
 func (s *Store) SearchesDue(ctx context.Context, now time.Time, limit int) ([]store.Search, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+searchCols+` FROM searches WHERE next_run_ms <= $1
-ORDER BY next_run_ms, id LIMIT $2`, ms(now), limitOrAll(limit))
-	if err != nil {
-		return nil, fmt.Errorf("searches due: %w", err)
-	}
-	defer rows.Close()
-	var out []store.Search
-	for rows.Next() {
-		q, err := scanSearch(rows)
-		if err != nil {
-			return nil, fmt.Errorf("searches due: %w", err)
-		}
-		out = append(out, q)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("searches due: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, s, "searches due", scanSearch,
+		`SELECT `+searchCols+` FROM searches WHERE next_run_ms <= $1 ORDER BY next_run_ms, id LIMIT $2`, ms(now), limitOrAll(limit))
 }
 
 // RecordSearchRun marks items seen and emits search.match for the new ones.
@@ -101,6 +85,12 @@ ON CONFLICT (search_id, item_no) DO NOTHING RETURNING item_no`, r.SearchID, item
 		return nil, fmt.Errorf("record run of search %d: %w", r.SearchID, err)
 	}
 	return fresh, nil
+}
+
+// DeferSearch moves a saved search's next run to until.
+func (s *Store) DeferSearch(ctx context.Context, accountID, id int64, until time.Time) error {
+	return s.affectOne(ctx, fmt.Sprintf("defer search %d", id),
+		`UPDATE searches SET next_run_ms = $3 WHERE id = $1 AND account_id = $2`, id, accountID, ms(until))
 }
 
 // SearchSeen returns when the search first saw each of items.

@@ -29,7 +29,7 @@ func (b *bundle) addNotifier(t *testing.T, accountID int64, events ...store.Even
 // due returns the pending deliveries due at b.now as "eventType→notifierID".
 func (b *bundle) due(t *testing.T) []store.Delivery {
 	t.Helper()
-	d, err := b.s.DueDeliveries(b.ctx, b.now, 0)
+	d, err := b.s.DueDeliveries(b.ctx, b.now, 0, 0)
 	if err != nil {
 		t.Fatalf("DueDeliveries = %v", err)
 	}
@@ -280,7 +280,7 @@ var notifyTests = []test{
 		if err := b.s.FinishDelivery(b.ctx, store.DeliveryResult{EventID: d[0].Event.ID, NotifierID: n.ID, Error: "HTTP 500", RetryAt: retry, Now: b.now}); err != nil {
 			t.Fatal(err)
 		}
-		got, _ := b.s.DueDeliveries(b.ctx, retry, 0)
+		got, _ := b.s.DueDeliveries(b.ctx, retry, 0, 0)
 		if len(got) != 2 || got[1].Notifier.ID != n.ID || got[1].Attempts != 1 || !got[1].NextAt.Equal(retry) {
 			t.Errorf("due at the retry time = %+v; want the retried delivery with 1 attempt", got)
 		}
@@ -376,6 +376,46 @@ var notifyTests = []test{
 		wantErr(t, "RecordSearchRun(bob, alice's search)", err, store.ErrNotFound)
 		_, err = b.s.SearchByID(b.ctx, b.bob.ID, sr.ID)
 		wantErr(t, "SearchByID(bob, alice's)", err, store.ErrNotFound)
+	}},
+	{"DueDeliveriesPerNotifier", func(t *testing.T, b *bundle) {
+		busy := b.addNotifier(t, b.alice.ID, store.EventSnipeLost)
+		other := b.addNotifier(t, b.alice.ID, store.EventSnipeWon)
+		for _, typ := range []store.EventType{store.EventSnipeLost, store.EventSnipeLost, store.EventSnipeLost, store.EventSnipeWon} {
+			if _, _, err := b.s.EmitEvent(b.ctx, store.NewEvent{AccountID: b.alice.ID, Type: typ, Data: []byte(`{}`), Now: b.now}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := b.s.DueDeliveries(b.ctx, b.now, 3, 2)
+		var targets []int64
+		for _, d := range got {
+			targets = append(targets, d.Notifier.ID)
+		}
+		if want := []int64{busy.ID, busy.ID, other.ID}; err != nil || !slices.Equal(targets, want) {
+			t.Errorf("DueDeliveries(limit 3, 2 per target) targets = %v, %v; want %v (the third of target %d left out)", targets, err, want, busy.ID)
+		}
+		if all, _ := b.s.DueDeliveries(b.ctx, b.now, 0, 0); len(all) != 4 {
+			t.Errorf("DueDeliveries without limits = %d deliveries, want 4", len(all))
+		}
+	}},
+	{"DeferSearch", func(t *testing.T, b *bundle) {
+		first, _, _ := b.s.AddSearch(b.ctx, b.alice.ID, "camera", b.now)
+		second, _, _ := b.s.AddSearch(b.ctx, b.alice.ID, "lens", b.now)
+		later := b.now.Add(time.Minute)
+		if err := b.s.DeferSearch(b.ctx, b.alice.ID, first.ID, later); err != nil {
+			t.Fatalf("DeferSearch = %v", err)
+		}
+		due, err := b.s.SearchesDue(b.ctx, b.now, 1)
+		if err != nil || len(due) != 1 || due[0].ID != second.ID {
+			t.Errorf("SearchesDue(limit 1) after deferring search %d = %+v, %v; want search %d", first.ID, due, err, second.ID)
+		}
+		got, _ := b.s.SearchByID(b.ctx, b.alice.ID, first.ID)
+		if !got.NextRun.Equal(later) || !got.LastRun.IsZero() {
+			t.Errorf("deferred search = %+v; want next run %s and still never run", got, later)
+		}
+		if due, _ := b.s.SearchesDue(b.ctx, later, 0); len(due) != 2 {
+			t.Errorf("SearchesDue at the deferred time = %d searches, want 2", len(due))
+		}
+		wantErr(t, "DeferSearch(bob, alice's search)", b.s.DeferSearch(b.ctx, b.bob.ID, first.ID, later), store.ErrNotFound)
 	}},
 }
 

@@ -14,6 +14,8 @@
     ['snipe.placed', 'Bid placed'], ['search.match', 'New search matches'], ['market.link_broken', 'Marketplace link broken'],
   ];
 
+  // eventLabel names an event type as the form's checkboxes do.
+  const eventLabel = type => (EVENTS.find(([t]) => t === type) || [type, type])[1];
   const when = s => { const t = parseUTC(s); return Number.isFinite(t) ? dateTime.format(t) : ''; };
 
   // ---- targets --------------------------------------------------------------
@@ -46,7 +48,7 @@
     const del = h('button', { type: 'button', class: 'btn small danger', onclick: e => deleteTarget(n.id, e.currentTarget) }, 'Delete');
     return h('tr', { dataset: { target: n.id } },
       h('td', {}, h('span', { class: 'url' }, n.url), h('span', { class: 'muted small status-line' }, `#${n.id} · ${n.kind === 'webhook' ? 'signed webhook' : 'service (shoutrrr)'}`)),
-      h('td', { class: 'small' }, all ? 'all events' : n.events.join(', ')),
+      h('td', { class: 'small' }, all ? 'all events' : n.events.map(eventLabel).join(', ')),
       h('td', {}, status,
         n.last_attempt_at ? h('span', { class: 'muted small status-line' }, when(n.last_attempt_at)) : null,
         n.last_error ? h('span', { class: 'small status-line error-text' }, n.last_error) : null),
@@ -191,7 +193,9 @@
         h('h3', {}, `“${s.query}”`, ' ', +s.new_count ? h('span', { class: 'badge blue' }, `${s.new_count} new`) : null),
         h('p', { class: 'muted small' }, s.last_run ? `Last run ${when(s.last_run)}; next ${when(s.next_run)}. ` : 'Not run yet. ', run),
         box);
-      if (+s.new_count) showMatches(s, box, run);
+      // Not shown by itself: getSearchResults?id=N runs the search (a
+      // marketplace call), and that run would reset new_count, so merely
+      // opening the page would clear the badge.
       return group;
     }));
   }

@@ -1,0 +1,377 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Soak settings (issue 12): mixed interface traffic at soakAPIRate
+// requests a second, soakShotRate of them addBids for snipes that fire, on
+// the real binary. SNIPED_SOAK sets the duration (default one minute, the
+// CI version); the 30-minute run is
+//
+//	SNIPED_SOAK=30m go test -run TestSoak -v -timeout 45m ./internal/e2e
+const (
+	soakAPIRate  = 500 // interface requests a second, shots' addBids included
+	soakShotRate = 50  // snipes fired a second
+	// soakTick paces the load: each tick sends a shot and the mixed
+	// requests of its share of the rate.
+	soakTick = time.Second / soakShotRate
+	// soakItemLife is how long a shot's item runs; its snipe fires
+	// soakDelay seconds before the end.
+	soakItemLife = 15 * time.Second
+	soakDelay    = "3"
+	// soakSettled is how long after its item's end a shot must show Won.
+	soakSettled = 10 * time.Second
+	// soakWorkers and soakBacklog bound the requests in flight; a full
+	// backlog means the server fell behind, which counts as an error.
+	soakWorkers = 64
+	soakBacklog = 2000
+	// soakSteady is how many long-running snipes the mixed addBids update.
+	soakSteady = 20
+)
+
+// soakShot is one snipe that must fire and win.
+type soakShot struct {
+	item string
+	end  time.Time
+}
+
+type soak struct {
+	t      *testing.T
+	s      *server
+	key    string
+	client *http.Client
+
+	errs     atomic.Int64
+	errMu    sync.Mutex
+	errShown int
+	sent     atomic.Int64
+
+	latMu sync.Mutex
+	lat   []time.Duration
+
+	shotMu   sync.Mutex
+	shots    []soakShot // created, not yet verified, in end order
+	live     []string   // items of recent shots, for reads
+	verified atomic.Int64
+	steady   []string
+}
+
+// TestSoak runs the soak against the real binary: 0 errors (every answer
+// 200, the load never backs up, every shot Won) and bounded RSS growth
+// after warm-up. Skipped with -short.
+func TestSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak test: skipped with -short")
+	}
+	dur := time.Minute
+	if v := os.Getenv("SNIPED_SOAK"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 10*time.Second {
+			t.Fatalf("SNIPED_SOAK=%q: want a duration of at least 10s, e.g. 30m", v)
+		}
+		dur = d
+	}
+	// Warm-up: SQLite's page caches and the Go heap fill up first.
+	warmup := max(20*time.Second, dur/6)
+	// A one-minute run only catches gross leaks (the simulator's new
+	// auctions and SQLite's filling page cache alone add 10-20% in a
+	// minute, docs/performance.md); the long run holds the issue's bound.
+	maxGrowth := 0.50
+	if dur >= 10*time.Minute {
+		maxGrowth = 0.05
+	}
+
+	s := startServer(t, t.TempDir())
+	so := &soak{t: t, s: s, key: s.Key(), client: &http.Client{
+		Timeout:   30 * time.Second,
+		Transport: &http.Transport{MaxIdleConnsPerHost: soakWorkers, MaxConnsPerHost: soakWorkers},
+	}}
+	for i := range soakSteady {
+		item := so.createItem(fmt.Sprintf("Steady item %d", i), "86400")
+		so.get("/addBid", url.Values{"item_no": {item}, "bid": {"40.00"}, "delay": {"5"}})
+		so.steady = append(so.steady, item)
+	}
+
+	tasks := make(chan func(), soakBacklog)
+	var workers sync.WaitGroup
+	for range soakWorkers {
+		workers.Go(func() {
+			for task := range tasks {
+				task()
+			}
+		})
+	}
+	pid := s.cmd.Process.Pid
+	var rss []rssSample
+	start := time.Now()
+	tick := time.NewTicker(soakTick)
+	nextRSS := start
+	mixedPerTick := (soakAPIRate - soakShotRate) / soakShotRate
+	n := 0
+	for now := start; now.Sub(start) < dur; now = <-tick.C {
+		if !now.Before(nextRSS) {
+			rss = append(rss, rssSample{now.Sub(start), readRSS(t, pid)})
+			nextRSS = nextRSS.Add(5 * time.Second)
+		}
+		so.dispatch(tasks, so.shot)
+		for range mixedPerTick {
+			n++
+			so.dispatch(tasks, so.mixed(n))
+		}
+	}
+	tick.Stop()
+	close(tasks)
+	workers.Wait()
+	elapsed := time.Since(start)
+	rss = append(rss, rssSample{elapsed, readRSS(t, pid)})
+
+	// The last shots settle, then every shot not yet checked is.
+	so.shotMu.Lock()
+	pending := so.shots
+	so.shots = nil
+	so.shotMu.Unlock()
+	if len(pending) > 0 {
+		time.Sleep(time.Until(pending[len(pending)-1].end.Add(soakSettled))) // waiting for a real auction's end
+	}
+	var verify sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for _, sh := range pending {
+		sem <- struct{}{}
+		verify.Go(func() { defer func() { <-sem }(); so.verify(sh) })
+	}
+	verify.Wait()
+
+	so.report(elapsed, warmup, rss, maxGrowth)
+}
+
+func (so *soak) dispatch(tasks chan<- func(), task func()) {
+	select {
+	case tasks <- task:
+	default:
+		so.fail("load backlog full: the server fell behind %d requests a second", soakAPIRate)
+	}
+}
+
+// shot lists an item ending in soakItemLife and snipes it.
+func (so *soak) shot() {
+	item := so.createItem("Soak lens", strconv.Itoa(int(soakItemLife/time.Second)))
+	if item == "" {
+		return
+	}
+	end := time.Now().Add(soakItemLife)
+	if !so.get("/addBid", url.Values{"item_no": {item}, "bid": {"20.00"}, "delay": {soakDelay}}) {
+		return
+	}
+	so.shotMu.Lock()
+	so.shots = append(so.shots, soakShot{item, end})
+	so.live = append(so.live, item)
+	if len(so.live) > 500 {
+		so.live = so.live[len(so.live)-500:]
+	}
+	so.shotMu.Unlock()
+}
+
+// mixed returns the n-th request of the mix: status checks (of settled
+// shots when one is due, which verifies it), listings, echo, item details,
+// snipe updates, searches and chart data.
+func (so *soak) mixed(n int) func() {
+	so.shotMu.Lock()
+	var due *soakShot
+	if len(so.shots) > 0 && time.Now().After(so.shots[0].end.Add(soakSettled)) && n%9 < 3 {
+		sh := so.shots[0]
+		so.shots = so.shots[1:]
+		due = &sh
+	}
+	live := ""
+	if len(so.live) > 0 {
+		live = so.live[n%len(so.live)]
+	}
+	so.shotMu.Unlock()
+	if due != nil {
+		return func() { so.verify(*due) }
+	}
+	steady := so.steady[n%len(so.steady)]
+	if live == "" {
+		live = steady
+	}
+	var path string
+	var q url.Values
+	switch n % 9 {
+	case 0, 1, 2:
+		path, q = "/checkSnipeStatus", url.Values{"item_no": {live}}
+	case 3, 4:
+		path, q = "/getUserItems", url.Values{"filter": {"current"}, "limit": {"20"}}
+	case 5:
+		path, q = "/justTesting", url.Values{"arg1": {"soak"}}
+	case 6:
+		path, q = "/fetchItem", url.Values{"item_no": {live}}
+	case 7:
+		path, q = "/addBid", url.Values{"item_no": {steady}, "bid": {fmt.Sprintf("%d.00", 40+n%2)}, "delay": {"5"}}
+	default:
+		if n%2 == 0 {
+			path, q = "/getUserSearches", url.Values{}
+		} else {
+			path, q = "/getBidHistoryDataset", url.Values{"item_no": {steady}}
+		}
+	}
+	return func() { so.get(path, q) }
+}
+
+// verify checks that a shot's snipe won.
+func (so *soak) verify(sh soakShot) {
+	body, ok := so.call("/checkSnipeStatus", url.Values{"key": {so.key}, "item_no": {sh.item}})
+	if !ok {
+		return
+	}
+	var v struct {
+		BidResult struct {
+			Shorthand string `json:"shorthand"`
+		} `json:"bidResult"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil || v.BidResult.Shorthand != "won" {
+		so.fail("shot on item %s: outcome %q %v after its end, want won: %.300s", sh.item, v.BidResult.Shorthand, soakSettled, body)
+		return
+	}
+	so.verified.Add(1)
+}
+
+func (so *soak) createItem(title, endsIn string) string {
+	body, ok := so.call("/sim/createItem", url.Values{"title": {title}, "start_price": {"10"}, "ends_in": {endsIn}})
+	if !ok {
+		return ""
+	}
+	var v struct {
+		ItemNo string `json:"item_no"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil || v.ItemNo == "" {
+		so.fail("createItem answered %.200s", body)
+		return ""
+	}
+	return v.ItemNo
+}
+
+// get calls an interface operation with the key; ok is a 200.
+func (so *soak) get(path string, q url.Values) bool {
+	q.Set("key", so.key)
+	_, ok := so.call(path, q)
+	return ok
+}
+
+// call GETs path and records its latency; any answer but 200 is an error.
+func (so *soak) call(path string, q url.Values) ([]byte, bool) {
+	t0 := time.Now()
+	res, err := so.client.Get(so.s.URL + path + "?" + q.Encode())
+	if err != nil {
+		so.fail("GET %s: %v", path, err)
+		return nil, false
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	d := time.Since(t0)
+	so.sent.Add(1)
+	so.latMu.Lock()
+	so.lat = append(so.lat, d)
+	so.latMu.Unlock()
+	if err != nil || res.StatusCode != http.StatusOK {
+		so.fail("GET %s = %d %v: %.300s", path, res.StatusCode, err, body)
+		return nil, false
+	}
+	return body, true
+}
+
+// fail counts an error and shows the first few.
+func (so *soak) fail(format string, args ...any) {
+	so.errs.Add(1)
+	so.errMu.Lock()
+	defer so.errMu.Unlock()
+	if so.errShown < 10 {
+		so.errShown++
+		so.t.Errorf(format, args...)
+	}
+}
+
+type rssSample struct {
+	at  time.Duration
+	kib int64
+}
+
+// readRSS reads the process's resident set from /proc (Linux).
+func readRSS(t *testing.T, pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Logf("read RSS: %v", err)
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kib
+		}
+	}
+	return 0
+}
+
+func (so *soak) report(elapsed, warmup time.Duration, rss []rssSample, maxGrowth float64) {
+	t := so.t
+	so.latMu.Lock()
+	lat := slices.Clone(so.lat)
+	so.latMu.Unlock()
+	slices.Sort(lat)
+	pct := func(p float64) time.Duration {
+		if len(lat) == 0 {
+			return 0
+		}
+		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+	}
+	// RSS after warm-up: the mean of the first three samples against the
+	// mean of the last three.
+	var after []int64
+	for _, r := range rss {
+		if r.at >= warmup && r.kib > 0 {
+			after = append(after, r.kib)
+		}
+	}
+	var peak int64
+	for _, r := range rss {
+		peak = max(peak, r.kib)
+	}
+	mean := func(xs []int64) float64 {
+		var s int64
+		for _, x := range xs {
+			s += x
+		}
+		return float64(s) / float64(len(xs))
+	}
+	growth := 0.0
+	var base, last float64
+	if len(after) >= 6 {
+		base, last = mean(after[:3]), mean(after[len(after)-3:])
+		growth = last/base - 1
+	}
+	t.Logf("soak: %v, %d requests (%.0f/s, simulator calls included), %d shots verified won, %d errors",
+		elapsed.Round(time.Second), so.sent.Load(), float64(so.sent.Load())/elapsed.Seconds(), so.verified.Load(), so.errs.Load())
+	t.Logf("soak: latency p50 %v, p99 %v, p99.9 %v, max %v", pct(0.5), pct(0.99), pct(0.999), pct(1))
+	t.Logf("soak: RSS after %v warm-up %.1f MiB, at the end %.1f MiB (growth %+.1f%%), peak %.1f MiB",
+		warmup, base/1024, last/1024, 100*growth, float64(peak)/1024)
+	if len(after) < 6 {
+		t.Logf("soak: too few RSS samples after warm-up to judge growth")
+	} else if growth > maxGrowth {
+		t.Errorf("RSS grew %.1f%% after warm-up (%.1f → %.1f MiB), want at most %.0f%%", 100*growth, base/1024, last/1024, 100*maxGrowth)
+	}
+	if so.errs.Load() > 0 {
+		t.Errorf("%d errors during the soak, want 0", so.errs.Load())
+	}
+}
