@@ -180,6 +180,18 @@ func runMarketServe(args []string, stderr io.Writer) error {
 		return err
 	}
 	h := srv.Handler()
+	// The control endpoints need no key: refuse browsers' cross-site and
+	// DNS-rebinding requests to them, as serve does. /sim/token and
+	// /sim/runame check the client credentials instead.
+	guarded := sim.Guard(sim.GuardConfig{Hosts: publicHosts(c.publicURL), Logger: log.With("component", "sim")}, h)
+	unguarded := h
+	h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; strings.HasPrefix(p, "/sim/") && p != "/sim/token" && p != "/sim/runame" {
+			guarded.ServeHTTP(w, r)
+			return
+		}
+		unguarded.ServeHTTP(w, r)
+	})
 	if !simControlOn(c.simControl, ln.Addr()) {
 		log.Info("simulator control endpoints off (--sim-control); /sim/token, /sim/runame (both need the client credentials) and /sim/img/ are still served")
 		inner := h

@@ -93,6 +93,32 @@ func TestSimControlRefusesBrowsers(t *testing.T) {
 	if got := do("HEAD", create, "", nil); got != 405 {
 		t.Errorf("HEAD createItem = %d, want 405", got)
 	}
+	// sniped market serve's control endpoints are as keyless, and guarded
+	// the same way.
+	m := startMarket(t, t.TempDir())
+	for _, tt := range []struct {
+		name, host string
+		hdr        map[string]string
+	}{
+		{"cross-site", "", map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "http://evil.example"}},
+		{"foreign Host", "rebind.evil.example", nil},
+	} {
+		req, _ := http.NewRequest("GET", m.URL+create, nil)
+		if tt.host != "" {
+			req.Host = tt.host
+		}
+		for k, v := range tt.hdr {
+			req.Header.Set(k, v)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 403 {
+			t.Errorf("market serve: %s createItem = %d, want 403", tt.name, res.StatusCode)
+		}
+	}
 	_, body := s.Get("/sim/createItem", url.Values{"title": {"y"}, "start_price": {"1"}, "ends_in": {"600"}})
 	no, _ := body["item_no"].(string)
 	if got := do("GET", "/sim/img/"+no+".svg", "rebind.evil.example", map[string]string{"Sec-Fetch-Site": "cross-site"}); got != 200 {

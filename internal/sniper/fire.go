@@ -329,6 +329,11 @@ func (s *Sniper) refusal(ctx context.Context, sn store.Snipe, err error, attempt
 		// the auction ended early. A slow answer proves nothing.
 		return outcome.EndedEarly, ""
 	}
+	if !arrived.After(end) {
+		// The middle of a slow call was before the end, yet the bid was
+		// judged after it: the call, not the clock, made it late.
+		return outcome.Missed, fmt.Sprintf("The bid reached the marketplace after the auction ended (%s UTC): it was sent %.1f s before the end, but the marketplace took %.1f s to answer (a slow marketplace or network).", end.UTC().Format(time.DateTime), end.Sub(s.marketAt(sentFrom)).Seconds(), sentTo.Sub(sentFrom).Seconds())
+	}
 	why := "it was sent on time by sniped's clock, so the marketplace's clock or end time moved"
 	if off := arrived.Sub(estimate); off > retimeThreshold {
 		why = fmt.Sprintf("the marketplace clock had moved %.1f s ahead of sniped's last measurement", off.Seconds())

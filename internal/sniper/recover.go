@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/outcome"
 	"github.com/sniped/sniped/internal/store"
 )
@@ -189,6 +190,12 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, time.Ti
 			code, detail = sn.Outcome, sn.OutcomeDetail
 			if code == outcome.MarketDown {
 				detail = "The marketplace was unavailable until the end and the bid never reached it."
+				// A lost answer may have been a refusal: when the price
+				// was already above the maximum at the moment, every
+				// attempt was (or would have been) refused as too low.
+				if p, ok := s.priceAt(ctx, sn.ItemNo, sn.FireAt); ok && p > sn.Bid {
+					code, detail = outcome.TooLow, fmt.Sprintf("By the snipe's moment the price was already %s %s, above your maximum %s, so the marketplace could not accept the bid (its answers were lost or it was unavailable; it holds no bid from this snipe).", p, sn.Item.Currency, sn.Bid)
+				}
 			}
 		}
 		s.markEnded(ctx, sn, bs.CurrentPrice)
@@ -205,6 +212,24 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, time.Ti
 	}
 	// Not visible (yet) and too late to send: the auction's end will say.
 	return false, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), nil
+}
+
+// priceAt is an item's visible price at marketplace time at, from its bid
+// history (the highest price after a bid up to at: the price only rises);
+// ok is false when the history cannot say (no bid by then, a lookup
+// error, or a marketplace that publishes no history).
+func (s *Sniper) priceAt(ctx context.Context, itemNo int64, at time.Time) (money.Amount, bool) {
+	h, err := s.mk.History(ctx, itemNo)
+	if err != nil {
+		return 0, false
+	}
+	var p money.Amount
+	for _, e := range h {
+		if !e.Time.After(at) {
+			p = max(p, e.Price)
+		}
+	}
+	return p, p > 0
 }
 
 // abandon settles a firing snipe whose lookups failed until resolveGiveUp

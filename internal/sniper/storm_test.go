@@ -1,0 +1,221 @@
+package sniper
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sniped/sniped/internal/market"
+	"github.com/sniped/sniped/internal/market/markettest"
+	"github.com/sniped/sniped/internal/money"
+	"github.com/sniped/sniped/internal/outcome"
+	"github.com/sniped/sniped/internal/store"
+)
+
+// The tests in this file each reproduce one sequence the randomized fault
+// test (internal/e2e, TestFaultStorm) found, deterministically, and failed
+// before its fix.
+
+// staleMarket is a marketplace whose BidState for one item shows, until a
+// local time, the state it had when the staleness began: the "stale"
+// simulator fault, a lookup served from a lagging replica or cache.
+type staleMarket struct {
+	market.Market
+	mu     sync.Mutex
+	itemNo int64
+	until  time.Time
+	view   market.BidState
+}
+
+// freeze makes BidState(user, itemNo) answer as it does now until until.
+func (m *staleMarket) freeze(user string, itemNo int64, until time.Time) error {
+	bs, err := m.Market.BidState(context.Background(), user, itemNo)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.itemNo, m.until, m.view = itemNo, until, bs
+	return nil
+}
+
+func (m *staleMarket) BidState(ctx context.Context, user string, itemNo int64) (market.BidState, error) {
+	m.mu.Lock()
+	stale, view := itemNo == m.itemNo && time.Now().Before(m.until), m.view
+	m.mu.Unlock()
+	if stale {
+		return view, nil
+	}
+	return m.Market.BidState(ctx, user, itemNo)
+}
+
+// TestGroupStaleLookupHoldsGroup (storm B): the group's first item was
+// placed and leads, but the lookup of it is stale and does not show our
+// bid yet when the second item's moment comes. A placed bid is proven to
+// have landed, so the stale lookup proves nothing: the second item is
+// held back, and settled group-won once the first is won. It must not
+// fire and win a second item.
+func TestGroupStaleLookupHoldsGroup(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t)
+		sm := &staleMarket{Market: b.mk}
+		b.cfg.Market = sm
+		b.restart()
+		first := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+		second := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2*time.Minute + 2*time.Second})
+		b.start()
+		a := b.add(first, 500, 3, snipeOpts{group: "g"})
+		c := b.add(second, 500, 3, snipeOpts{group: "g"})
+		// Lookups of the first item lag until its end: they show the state
+		// before our bid.
+		if err := sm.freeze("alice", first, a.Item.End); err != nil {
+			t.Fatal(err)
+		}
+		sleepTill(c.Item.End.Add(time.Minute))
+		if got := b.get(a.ID); got.Outcome != outcome.Won {
+			t.Errorf("first item: %s/%s (%q), want won", got.State, codeName(got.Outcome), got.OutcomeDetail)
+		}
+		if got := b.get(c.ID); got.State != store.StateSettled || got.Outcome != outcome.GroupWon {
+			t.Errorf("second item: %s/%s (%q), want settled/group-won", got.State, codeName(got.Outcome), got.OutcomeDetail)
+		}
+		if n := len(b.ours(second)); n != 0 {
+			t.Errorf("bids on the second item = %d, want 0 (the first leads)", n)
+		}
+		if b.mk.Winner(first) == "alice" && b.mk.Winner(second) == "alice" {
+			t.Errorf("the group won both items")
+		}
+	})
+}
+
+// TestOffsetStepBackSoonAfterStart (storm A): the marketplace clock steps
+// 5 s back 10 s after the start, and a snipe is due 37 s after the start.
+// The offset loop must notice the shot is near and measure again before
+// it, so that the bid lands at its moment on the marketplace's clock, not
+// 5 s early (the loop used to wait a full OffsetEvery after the start).
+func TestOffsetStepBackSoonAfterStart(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t)
+		b.start()
+		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 40 * time.Second})
+		sn := b.add(no, 500, 3, snipeOpts{})
+		time.Sleep(10 * time.Second)
+		b.mk.SetOffset(-5 * time.Second)
+		sleepTill(sn.Item.End.Add(time.Minute))
+		bids := b.ours(no)
+		if len(bids) != 1 || !bids[0].Time.Equal(sn.FireAt) {
+			t.Fatalf("bids = %+v, want one at marketplace time %v", bids, sn.FireAt)
+		}
+		if got := b.get(sn.ID); got.Outcome != outcome.Won {
+			t.Errorf("outcome %s (%q), want won", codeName(got.Outcome), got.OutcomeDetail)
+		}
+	})
+}
+
+// slowRequestMarket stalls PlaceBid before it reaches the marketplace and
+// answers at once: the asymmetric slow call of the "slow" simulator fault,
+// where the middle of the call is not when the marketplace judged the bid.
+type slowRequestMarket struct {
+	market.Market
+	stall time.Duration
+}
+
+func (m *slowRequestMarket) PlaceBid(ctx context.Context, user string, itemNo int64, max money.Amount) (market.BidReceipt, error) {
+	time.Sleep(m.stall)
+	return m.Market.PlaceBid(ctx, user, itemNo, max)
+}
+
+// TestSlowSendAfterEndIsMissed (storm C): the bid leaves 1 s before a
+// normal end, stalls 1.5 s on the way and is refused as ended. The middle
+// of the call is before the end, but the answer came back after it, so
+// nothing proves an early end: the outcome is Missed, saying that the slow
+// call made it late (not a negative lateness blamed on the clock), and not
+// Ended Early.
+func TestSlowSendAfterEndIsMissed(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t)
+		b.cfg.Market = &slowRequestMarket{Market: b.mk, stall: 1500 * time.Millisecond}
+		b.restart()
+		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+		b.start()
+		sn := b.add(no, 500, 1, snipeOpts{})
+		sleepTill(sn.Item.End.Add(time.Minute))
+		bids := b.ours(no)
+		if len(bids) != 1 || bids[0].Accepted || !bids[0].Time.Equal(sn.Item.End.Add(500*time.Millisecond)) {
+			t.Fatalf("bids = %+v, want one refused at %v (0.5 s after the end)", bids, sn.Item.End.Add(500*time.Millisecond))
+		}
+		got := b.get(sn.ID)
+		if got.State != store.StateSettled || got.Outcome != outcome.Missed {
+			t.Errorf("outcome %s/%s (%q), want settled/missed", got.State, codeName(got.Outcome), got.OutcomeDetail)
+		}
+		if !strings.Contains(got.OutcomeDetail, "sent 1.0 s before the end") || !strings.Contains(got.OutcomeDetail, "took 1.5 s to answer") {
+			t.Errorf("detail %q, want why the bid was late (sent 1.0 s before the end, answered after 1.5 s)", got.OutcomeDetail)
+		}
+	})
+}
+
+// TestLostTooLowAnswerIsTooLow (storm E): our 5.00 is sent while the
+// marketplace fails, and two rivals push the price to 7.25. After the end
+// no bid of ours is there. When the price had passed our maximum before
+// the moment (the rivals bid after pre-flight looked), the first bid
+// reached the marketplace and was refused as too low, its answer lost:
+// the outcome is too-low, not "Marketplace Unavailable … the bid never
+// reached it". When the price passed it only after the moment and no
+// attempt got through, market-down stays the truth.
+func TestLostTooLowAnswerIsTooLow(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// rivalsAt is when the rivals bid, relative to the moment.
+		rivalsAt time.Duration
+		// firstLost: the first bid reaches the marketplace and its answer
+		// is lost; otherwise no attempt gets through.
+		firstLost bool
+		want      outcome.Code
+	}{
+		{name: "price passed before the moment, answer lost", rivalsAt: -500 * time.Millisecond, firstLost: true, want: outcome.TooLow},
+		{name: "price passed after the moment, nothing got through", rivalsAt: time.Second, want: outcome.MarketDown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t)
+				fm := &faultMarket{Market: b.mk}
+				through := 0
+				if tt.firstLost {
+					fm.loseAnswers(1, 0)
+					through = 1
+				}
+				b.cfg.Market = fm
+				b.restart()
+				no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+				b.mk.SetInjector(failWhile(markettest.MethodPlaceBid, no, func() bool { return b.mk.Calls(markettest.MethodPlaceBid) > through }))
+				b.start()
+				sn := b.add(no, 500, 3, snipeOpts{})
+				sleepTill(sn.FireAt.Add(tt.rivalsAt))
+				for _, r := range []struct {
+					who string
+					max money.Amount
+				}{{"bob", 700}, {"carol", 800}} {
+					if err := b.mk.Rival(r.who, no, r.max); err != nil {
+						t.Fatal(err)
+					}
+				}
+				sleepTill(sn.Item.End.Add(time.Minute))
+				if bids := b.ours(no); len(bids) != through || len(acceptedOf(bids)) != 0 {
+					t.Fatalf("bids = %+v, want %d, none accepted", bids, through)
+				}
+				got := b.get(sn.ID)
+				if got.State != store.StateSettled || got.Outcome != tt.want {
+					t.Errorf("outcome %s/%s (%q), want settled/%s", got.State, codeName(got.Outcome), got.OutcomeDetail, codeName(tt.want))
+				}
+			})
+		})
+	}
+}
