@@ -1,16 +1,13 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
-	"time"
 )
 
 // startMarket runs `sniped market serve --addr 127.0.0.1:0 --data data
@@ -21,42 +18,7 @@ func startMarket(t *testing.T, data string, extra ...string) *server {
 	args := append([]string{"market", "serve", "--addr", "127.0.0.1:0", "--data", data, "--sim-items", "30", "--sim-bidders", "off"}, extra...)
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = append(os.Environ(), "SNIPED_MARKET_CLIENT_SECRET=")
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &server{t: t, cmd: cmd, Data: data, exited: make(chan struct{})}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start sniped market serve: %v", err)
-	}
-	urlCh := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			s.stderr.WriteString(line + "\n")
-			s.mu.Unlock()
-			if m := listenLine.FindStringSubmatch(line); m != nil {
-				select {
-				case urlCh <- m[1]:
-				default:
-				}
-			}
-		}
-		io.Copy(io.Discard, pipe)
-	}()
-	go func() { cmd.Wait(); close(s.exited) }()
-	t.Cleanup(func() { s.Stop() })
-	select {
-	case u := <-urlCh:
-		s.URL = strings.TrimSuffix(u, "/")
-	case <-s.exited:
-		t.Fatalf("market serve exited during start-up:\n%s", s.Log())
-	case <-time.After(startupTimeout):
-		t.Fatalf("market serve did not print its address within %v:\n%s", startupTimeout, s.Log())
-	}
-	return s
+	return launch(t, cmd, data, "market serve")
 }
 
 // TestServeOnEBayShapedMarket runs the real `sniped serve --market ebay`

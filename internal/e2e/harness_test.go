@@ -75,13 +75,23 @@ func startServer(t *testing.T, data string, extra ...string) *server {
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--sim-items", "200", "--sim-bidders", "off", "--rate-limit", "0"}, extra...)
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = append(os.Environ(), "SNIPED_ADDR=", "SNIPED_DATA=")
+	s := launch(t, cmd, data, "sniped")
+	s.waitHealthy()
+	return s
+}
+
+// launch starts cmd, a sniped command that prints "listening on URL" on
+// stderr, keeps its stderr (and the first-start admin key) and returns once
+// the URL is printed. It stops the process at cleanup.
+func launch(t *testing.T, cmd *exec.Cmd, data, what string) *server {
+	t.Helper()
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &server{t: t, cmd: cmd, Data: data, exited: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start sniped: %v", err)
+		t.Fatalf("start %s: %v", what, err)
 	}
 	urlCh := make(chan string, 1)
 	go func() {
@@ -110,11 +120,10 @@ func startServer(t *testing.T, data string, extra ...string) *server {
 	case u := <-urlCh:
 		s.URL = strings.TrimSuffix(u, "/")
 	case <-s.exited:
-		t.Fatalf("sniped exited during start-up:\n%s", s.Log())
+		t.Fatalf("%s exited during start-up:\n%s", what, s.Log())
 	case <-time.After(startupTimeout):
-		t.Fatalf("sniped did not print its address within %v:\n%s", startupTimeout, s.Log())
+		t.Fatalf("%s did not print its address within %v:\n%s", what, startupTimeout, s.Log())
 	}
-	s.waitHealthy()
 	return s
 }
 
