@@ -139,11 +139,10 @@ func runMarketServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return usageErr("--log-level must be debug, info, warn or error")
+	log, err := newLogger(c.logLevel, stderr)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	secret := os.Getenv(envMarketSecret)
 	if secret == "" {
 		secret = ebaysim.DefaultClientSecret

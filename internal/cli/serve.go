@@ -109,16 +109,24 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	return c, nil
 }
 
+// newLogger is the text logger of serve and market serve at --log-level.
+func newLogger(level string, w io.Writer) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageErr("--log-level must be debug, info, warn or error")
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
 func runServe(args []string, stderr io.Writer) error {
 	c, err := parseServe(args, stderr)
 	if err != nil {
 		return err
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(c.logLevel)); err != nil {
-		return usageErr("--log-level must be debug, info, warn or error")
+	log, err := newLogger(c.logLevel, stderr)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	// A missing or bad marketplace key stops serve before it opens the
 	// store (cli/market.go).
 	keys, err := loadMarketKeys(c, log)
