@@ -222,13 +222,7 @@ func runMarketServe(args []string, stderr io.Writer) error {
 	wg.Go(func() { s.Run(runCtx) })
 	fmt.Fprintf(stderr, "sniped market: the simulated marketplace, in eBay's shape, listening on %s (client id %s)\n", base, c.clientID)
 	log.Info("ready", "addr", ln.Addr().String(), "data", c.data, "runames", len(c.runames))
-	var runErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-	case runErr = <-failed:
-		log.Error("component stopped; shutting down", "err", runErr)
-	}
+	runErr := awaitStop(ctx, failed, log)
 	cancel()
 	shutdown(hs, log)
 	return runErr

@@ -317,19 +317,26 @@ func runServe(args []string, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "sniped: listening on http://%s%s (dashboard %s/ui/)\nsniped: marketplace: %s\n", dialable(ln.Addr().String()), c.basePath, base, mkt.describe)
 	log.Info("ready", "addr", ln.Addr().String(), "data", c.store.data, "base_path", c.basePath)
 
-	var runErr error
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-	case runErr = <-failed:
-		log.Error("component stopped; shutting down", "err", runErr)
-	}
+	runErr := awaitStop(ctx, failed, log)
 	cancel()
 	shutdown(srv, log)
 	if metricsSrv != nil {
 		shutdown(metricsSrv, log)
 	}
 	return runErr
+}
+
+// awaitStop waits for a signal (ctx) or a component's failure, which it
+// returns; either way the caller shuts down.
+func awaitStop(ctx context.Context, failed <-chan error, log *slog.Logger) error {
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+		return nil
+	case err := <-failed:
+		log.Error("component stopped; shutting down", "err", err)
+		return err
+	}
 }
 
 func shutdown(srv *http.Server, log *slog.Logger) {
