@@ -19,8 +19,9 @@ const (
 	kindPreflight
 	// kindSettle learns a placed snipe's result after its item ended.
 	kindSettle
-	// kindDisabled settles a disabled snipe when its item ends.
-	kindDisabled
+	// kindUnsent settles a scheduled snipe that will not be sent (disabled,
+	// or its item stored as ended) once its item is over.
+	kindUnsent
 	// kindResolve asks the marketplace about a firing snipe no shot owns.
 	kindResolve
 )
@@ -77,7 +78,7 @@ type schedule struct {
 	// snipe as placed when known (it cannot change while placed), which
 	// saves settlement a store read.
 	settling map[int64]*store.Snipe
-	disabled map[int64]bool
+	unsent   map[int64]bool
 	seq      uint32
 	wake     chan struct{}
 	// density counts the snipes tracked per fire-time second, to arm
@@ -90,7 +91,7 @@ func newSchedule(s *Sniper) *schedule {
 		s:        s,
 		tracked:  map[int64]*tracked{},
 		settling: map[int64]*store.Snipe{},
-		disabled: map[int64]bool{},
+		unsent:   map[int64]bool{},
 		wake:     make(chan struct{}, 1),
 		density:  map[int64]int{},
 	}
@@ -266,15 +267,16 @@ func (q *schedule) settleDone(id int64) *store.Snipe {
 	return sn
 }
 
-// disabledAt queues the end-of-auction check of a disabled snipe once.
-func (q *schedule) disabledAt(id int64, at time.Time) {
+// unsentAt queues the settlement of a snipe that will not be sent (see
+// kindUnsent), once.
+func (q *schedule) unsentAt(id int64, at time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.disabled[id] {
+	if q.unsent[id] {
 		return
 	}
-	q.disabled[id] = true
-	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindDisabled})
+	q.unsent[id] = true
+	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindUnsent})
 }
 
 // resolveAt queues the next step of a firing snipe's resolution at local
@@ -285,10 +287,10 @@ func (q *schedule) resolveAt(id int64, at time.Time) {
 	q.pushLocked(entry{at: q.s.marketAt(at), id: id, kind: kindResolve})
 }
 
-func (q *schedule) disabledDone(id int64) {
+func (q *schedule) unsentDone(id int64) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	delete(q.disabled, id)
+	delete(q.unsent, id)
 }
 
 // run serves due entries until ctx ends.
@@ -351,8 +353,8 @@ func (q *schedule) dispatch(ctx context.Context, e entry) {
 		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.settle(ctx, e.id) }) {
 			q.requeue(e)
 		}
-	case kindDisabled:
-		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.settleDisabled(ctx, e.id) }) {
+	case kindUnsent:
+		if !s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.settleUnsent(ctx, e.id) }) {
 			q.requeue(e)
 		}
 	case kindResolve:

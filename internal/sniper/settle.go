@@ -103,24 +103,71 @@ func (s *Sniper) markEnded(ctx context.Context, sn store.Snipe, price money.Amou
 	}
 }
 
-// settleDisabled settles a snipe that was switched off when its item ended.
-// Snipes re-enabled in the meantime are armed again instead.
-func (s *Sniper) settleDisabled(ctx context.Context, id int64) {
-	s.sched.disabledDone(id)
+// settleUnsent settles a scheduled snipe that will not be sent, once its
+// item is over. A disabled one is settled Disabled (or armed again if it
+// was re-enabled meanwhile). One whose item is stored as ended (pre-flight
+// saw the end, and the process stopped or the store failed before the
+// snipe was settled) gets the marketplace's account of the end.
+func (s *Sniper) settleUnsent(ctx context.Context, id int64) {
+	s.sched.unsentDone(id)
 	sn, err := s.st.SnipeByID(ctx, id)
 	if err != nil || sn.State != store.StateScheduled || sn.Bid <= 0 {
 		return
 	}
-	if sn.Enabled {
+	if armed(sn) {
 		s.consider(sn)
 		return
 	}
 	if !sn.Item.Ended && s.marketNow().Before(sn.Item.End) {
-		s.sched.disabledAt(id, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
+		s.sched.unsentAt(id, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
 		return
 	}
-	s.markEnded(ctx, sn, 0)
-	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Disabled})
+	if !sn.Enabled {
+		s.markEnded(ctx, sn, 0)
+		s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Disabled})
+		return
+	}
+	s.settleEnded(ctx, sn)
+}
+
+// settleEnded settles an enabled snipe, never sent, whose item is stored as
+// ended: with how the marketplace says the auction ended, asked again
+// since the reason was not stored. Lookups that keep failing end
+// resolveGiveUp after the end with MarketDown, saying so.
+func (s *Sniper) settleEnded(ctx context.Context, sn store.Snipe) {
+	retry := func(at time.Time) {
+		if s.marketNow().Before(sn.Item.End.Add(resolveGiveUp)) {
+			s.sched.unsentAt(sn.ID, at)
+			return
+		}
+		s.settleScheduled(ctx, sn, outcome.MarketDown, fmt.Sprintf("The auction ended at %s UTC before the bid was sent, and the marketplace could not be reached to say how it ended.", sn.Item.End.UTC().Format(time.DateTime)))
+	}
+	if ok, at := s.health.admit(s.clk.Now()); !ok {
+		retry(at)
+		return
+	}
+	it, err := s.mk.Item(ctx, sn.ItemNo)
+	s.health.report(s.clk.Now(), err)
+	switch {
+	case errors.Is(err, market.ErrNotFound):
+		s.settleScheduled(ctx, sn, outcome.NotFound, "")
+	case err != nil:
+		retry(s.clk.Now().Add(settleRetry))
+	case !it.Ended && it.EndReason == market.Running:
+		// The stored end was wrong (the marketplace's clock stepped, say):
+		// the snipe is armed again on the fresh snapshot.
+		if err := s.st.UpdateItem(ctx, sn.ID, snapshotOf(sn.Item, it)); err != nil {
+			retry(s.clk.Now().Add(settleRetry))
+			return
+		}
+		s.Changed(sn.ID)
+	default:
+		if code, ok := endedCode(it.EndReason); ok {
+			s.settleScheduled(ctx, sn, code, "")
+			return
+		}
+		s.settleScheduled(ctx, sn, outcome.Missed, fmt.Sprintf("It was due at %s UTC; the auction ended at %s UTC before sniped sent the bid (sniped was not running, or could not store the snipe's state).", sn.FireAt.UTC().Format(time.DateTime), it.End.UTC().Format(time.DateTime)))
+	}
 }
 
 // sweepLoop periodically catches what the in-memory schedule cannot: placed
@@ -133,8 +180,8 @@ func (s *Sniper) sweepLoop(ctx context.Context) {
 			s.log.Error("sweep", "err", err)
 		}
 		if n%2 == 0 {
-			if err := s.sweepDisabled(ctx); err != nil && ctx.Err() == nil {
-				s.log.Error("sweep disabled snipes", "err", err)
+			if err := s.sweepUnsent(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("sweep unsent snipes", "err", err)
 			}
 		}
 		n++
@@ -142,27 +189,28 @@ func (s *Sniper) sweepLoop(ctx context.Context) {
 	})
 }
 
-// disabledPage is how many recently ended snipes per account the disabled
+// unsentPage is how many recently ended snipes per account the unsent
 // sweep looks at.
-const disabledPage = 100
+const unsentPage = 100
 
-// sweepDisabled settles disabled snipes whose items ended. The horizon scans
-// return armed snipes only, so a snipe disabled before a restart is found
-// here: each account's most recently ended snipes.
-func (s *Sniper) sweepDisabled(ctx context.Context) error {
+// sweepUnsent settles scheduled snipes that will not be sent (disabled, or
+// their item stored as ended) whose items ended. The horizon scans return
+// armed snipes only, so such a snipe left by a restart or a failed write
+// is found here: each account's most recently ended snipes.
+func (s *Sniper) sweepUnsent(ctx context.Context) error {
 	accs, err := s.st.Accounts(ctx)
 	if err != nil {
 		return fmt.Errorf("accounts: %w", err)
 	}
 	now := s.marketNow()
 	for _, a := range accs {
-		page, _, err := s.st.ListSnipes(ctx, a.ID, store.ListQuery{Filter: store.FilterCompleted, OrderBy: "ends", Desc: true, Limit: disabledPage, Now: now})
+		page, _, err := s.st.ListSnipes(ctx, a.ID, store.ListQuery{Filter: store.FilterCompleted, OrderBy: "ends", Desc: true, Limit: unsentPage, Now: now})
 		if err != nil {
 			return fmt.Errorf("ended snipes of account %d: %w", a.ID, err)
 		}
 		for _, sn := range page {
-			if sn.State == store.StateScheduled && !sn.Enabled && sn.Bid > 0 && sn.Outcome == outcome.Pending {
-				s.sched.disabledAt(sn.ID, s.clk.Now())
+			if sn.State == store.StateScheduled && sn.Bid > 0 && !armed(sn) {
+				s.sched.unsentAt(sn.ID, s.clk.Now())
 			}
 		}
 	}

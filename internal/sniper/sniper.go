@@ -345,10 +345,16 @@ func (s *Sniper) consider(sn store.Snipe) {
 		} else {
 			s.sched.forget(sn.ID) // the loader brings it back in time
 		}
-	case !sn.Enabled && sn.Bid > 0 && !sn.Item.Ended:
-		// Settled as disabled when its item ends, unless re-enabled.
+	case sn.Bid > 0:
+		// Disabled, or its item is stored as ended: never sent, settled
+		// once the item is over (settleUnsent). An end just stored by
+		// pre-flight is pre-flight's to settle first, with its reason.
 		s.sched.forget(sn.ID)
-		s.sched.disabledAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace))
+		at := s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace)
+		if sn.Item.Ended {
+			at = s.clk.Now().Add(settleRetry)
+		}
+		s.sched.unsentAt(sn.ID, at)
 	default:
 		s.sched.forget(sn.ID)
 	}

@@ -2,6 +2,7 @@ package sniper
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -214,6 +215,86 @@ func TestLostTooLowAnswerIsTooLow(t *testing.T) {
 				got := b.get(sn.ID)
 				if got.State != store.StateSettled || got.Outcome != tt.want {
 					t.Errorf("outcome %s/%s (%q), want settled/%s", got.State, codeName(got.Outcome), got.OutcomeDetail, codeName(tt.want))
+				}
+			})
+		})
+	}
+}
+
+// TestEndedSnapshotLeftScheduled (storm F): pre-flight saw the auction
+// over and stored the item as ended, and the process died before it
+// settled the snipe (or the settling writes failed). A snipe whose item is
+// stored as ended is no longer armed, so neither the loader nor the
+// overdue scan looked at it: it stayed Pending. It must be settled with
+// the marketplace's reason within a minute of the end, and no bid sent.
+func TestEndedSnapshotLeftScheduled(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		// cancel ends the auction early (at half its time) rather than
+		// letting it run to its end.
+		cancel bool
+		// crash: the process is down from the end until restartAfter past
+		// it; otherwise it runs throughout and the settling writes fail
+		// for failFor.
+		crash        bool
+		restartAfter time.Duration
+		failFor      time.Duration
+		want         outcome.Code
+	}{
+		{name: "cancelled, crash after pre-flight", cancel: true, crash: true, restartAfter: 5 * time.Second, want: outcome.EndedEarly},
+		{name: "cancelled, restart long after", cancel: true, crash: true, restartAfter: 10 * time.Minute, want: outcome.EndedEarly},
+		{name: "ended, crash after pre-flight", crash: true, restartAfter: 2 * time.Second, want: outcome.Missed},
+		{name: "cancelled, settling writes fail", cancel: true, failFor: 20 * time.Second, want: outcome.EndedEarly},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t)
+				no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+				sn := b.add(no, 500, 3, snipeOpts{})
+				if !tt.crash {
+					b.start()
+				}
+				end := sn.Item.End
+				if tt.cancel {
+					time.Sleep(time.Minute)
+					end = time.Now()
+					if err := b.mk.End(no, market.EndedCancelled); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					sleepTill(end)
+				}
+				if tt.failFor > 0 {
+					until := time.Now().Add(tt.failFor)
+					b.st.onTransition(func(p store.TransitionParams) error {
+						if p.ID == sn.ID && p.To == store.StateSettled && time.Now().Before(until) {
+							return errors.New("database is locked")
+						}
+						return nil
+					})
+				}
+				if tt.crash {
+					// What pre-flight stored before the process died.
+					it, err := b.mk.Item(b.ctx, no)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := b.st.UpdateItem(b.ctx, sn.ID, snapshotOf(sn.Item, it)); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(tt.restartAfter)
+					b.restart()
+					b.start()
+				}
+				sleepTill(maxTime(end, time.Now()).Add(time.Minute))
+				if got := b.get(sn.ID); got.State != store.StateSettled || got.Outcome != tt.want {
+					t.Errorf("snipe = %s/%s (%q) a minute after the end, want settled/%s", got.State, codeName(got.Outcome), got.OutcomeDetail, codeName(tt.want))
+				}
+				if n := len(b.ours(no)); n != 0 {
+					t.Errorf("bids sent = %d, want 0", n)
 				}
 			})
 		})
