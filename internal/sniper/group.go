@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sniped/sniped/internal/outcome"
@@ -151,7 +152,12 @@ func (s *Sniper) followUp(ctx context.Context, accountID, groupID int64) {
 			won = &sibs[i]
 		}
 	}
-	cutoff := s.marketNow().Add(s.cfg.RetryCutoff)
+	// A waiting sibling is re-armed only with time left to prepare its
+	// shot (mark it firing, ArmLead) and send it (RetryCutoff); freed later,
+	// it stays held rather than being settled Missed as if sniped had been
+	// down or busy.
+	now := s.marketNow()
+	cutoff := now.Add(s.cfg.ArmLead + s.cfg.RetryCutoff)
 	for _, o := range sibs {
 		waiting := o.State == store.StateSettled && o.Outcome == outcome.GroupLead
 		switch {
@@ -175,6 +181,33 @@ func (s *Sniper) followUp(ctx context.Context, accountID, groupID int64) {
 			} else if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
 				s.log.Error("re-arm group snipe", "snipe", o.ID, "err", err)
 			}
+		case won == nil && waiting && !strings.HasPrefix(o.OutcomeDetail, heldTooLong) && !undecided(sibs, o.ID):
+			// Freed too late to send: its detail still names the sibling
+			// that held it, which is decided now. (GroupLead writes no
+			// event, so the user is not notified twice.)
+			when := "after this auction ended"
+			if left := o.Item.End.Sub(now); left > 0 {
+				when = fmt.Sprintf("%.1f s before this auction's end, too late to send the bid", left.Seconds())
+			}
+			detail := heldTooLong + "; that was ruled out only " + when + "."
+			if err := s.st.Transition(ctx, store.TransitionParams{ID: o.ID, From: []store.State{store.StateSettled}, To: store.StateSettled, Outcome: outcome.GroupLead, Detail: detail}); err != nil && !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
+				s.log.Error("explain held group snipe", "snipe", o.ID, "err", err)
+			}
 		}
 	}
+}
+
+// heldTooLong opens the detail of a group snipe held back until it was too
+// late to send.
+const heldTooLong = "Held back while another item of this Bid Group might have been won"
+
+// undecided reports whether a group has a snipe, other than id, whose bid
+// is out and may still win (firing or placed).
+func undecided(sibs []store.Snipe, id int64) bool {
+	for _, o := range sibs {
+		if o.ID != id && (o.State == store.StateFiring || o.State == store.StatePlaced) {
+			return true
+		}
+	}
+	return false
 }

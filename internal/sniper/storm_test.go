@@ -3,6 +3,7 @@ package sniper
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -295,6 +296,82 @@ func TestEndedSnapshotLeftScheduled(t *testing.T) {
 				}
 				if n := len(b.ours(no)); n != 0 {
 					t.Errorf("bids sent = %d, want 0", n)
+				}
+			})
+		})
+	}
+}
+
+// TestGroupFreedLateIsNotMissed (storm G): a group item is held back at its
+// moment because its sibling's bid may have landed (lost answer, lookups
+// failing), and the sibling is proven outbid only seconds before this
+// item's end, on a slow store (a busy disk). Re-arming it then sent it
+// into the late-start check, which settled it Missed, "reached it late (not
+// running, or busy)": untrue, it was held for the group. Whenever the
+// sibling is freed, the item either fires (freed with time to prepare the
+// shot: ArmLead + RetryCutoff) or stays held; it is never Missed.
+func TestGroupFreedLateIsNotMissed(t *testing.T) {
+	t.Parallel()
+	for left := 500 * time.Millisecond; left <= 5*time.Second; left += 500 * time.Millisecond {
+		t.Run(fmt.Sprintf("freed %v before the end", left), func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t)
+				fm := &faultMarket{Market: b.mk}
+				fm.loseAnswers(1, 0)
+				b.cfg.Market = fm
+				b.restart()
+				first := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+				second := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2*time.Minute + 8*time.Second})
+				b.start()
+				a := b.add(first, 500, 3, snipeOpts{group: "g"})
+				c := b.add(second, 500, 5, snipeOpts{group: "g"})
+				free := c.Item.End.Add(-left)
+				// The first item's bid lands but its answer is lost, and
+				// nothing about it can be learned until free (retries and
+				// lookups fail); a rival outbids us on it.
+				sends := 0
+				b.mk.SetInjector(func(m, _ string, no int64) error {
+					if no != first || !time.Now().Before(free) {
+						return nil
+					}
+					switch m {
+					case markettest.MethodPlaceBid:
+						if sends++; sends > 1 {
+							return market.ErrUnavailable
+						}
+					case markettest.MethodBidState:
+						return market.ErrUnavailable
+					}
+					return nil
+				})
+				// A busy disk: every durable firing mark takes 600 ms.
+				b.st.onTransition(func(p store.TransitionParams) error {
+					if p.To == store.StateFiring {
+						time.Sleep(600 * time.Millisecond)
+					}
+					return nil
+				})
+				sleepTill(a.FireAt.Add(time.Second))
+				if err := b.mk.Rival("bob", first, 900); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.mk.Rival("bob", second, 900); err != nil {
+					t.Fatal(err)
+				}
+				sleepTill(c.Item.End.Add(time.Minute))
+				if got := b.get(a.ID); got.Outcome != outcome.Outbid {
+					t.Errorf("first item: %s (%q), want outbid", codeName(got.Outcome), got.OutcomeDetail)
+				}
+				got, n := b.get(c.ID), len(b.ours(second))
+				switch {
+				case got.Outcome == outcome.GroupLead && n == 0:
+					if !strings.Contains(got.OutcomeDetail, "ruled out only") {
+						t.Errorf("second item: group-lead detail %q, want it to say the group was decided too late", got.OutcomeDetail)
+					}
+				case got.Outcome == outcome.Outbid && n == 1:
+				default:
+					t.Errorf("second item: %s (%q) with %d bids, want group-lead with none or outbid with one", codeName(got.Outcome), got.OutcomeDetail, n)
 				}
 			})
 		})
