@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sniped/sniped/internal/market"
@@ -234,8 +235,75 @@ func (s *Sniper) priceAt(ctx context.Context, itemNo int64, at time.Time) (money
 
 // abandon settles a firing snipe whose lookups failed until resolveGiveUp
 // after its end, saying that the marketplace never confirmed either way.
+// The sweep asks again later and corrects it (recheck).
 func (s *Sniper) abandon(ctx context.Context, sn store.Snipe) {
-	detail := fmt.Sprintf("sniped could not learn from the marketplace whether the bid arrived: every lookup failed until %s UTC. Check the item on the marketplace.", s.marketNow().UTC().Format(time.DateTime))
+	detail := fmt.Sprintf("%s: every lookup failed until %s UTC. sniped keeps asking for a day and corrects this outcome when the marketplace answers; meanwhile, check the item on the marketplace.", unconfirmed, s.marketNow().UTC().Format(time.DateTime))
 	s.log.Error("firing snipe abandoned: marketplace never confirmed", "snipe", sn.ID)
 	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: outcome.MarketDown, Detail: detail})
+}
+
+// unconfirmed opens the detail of an abandoned snipe (abandon), which is
+// how the sweep knows to ask again.
+const unconfirmed = "sniped could not learn from the marketplace whether the bid arrived"
+
+// recheckFor is how long after its end an abandoned snipe is asked about.
+const recheckFor = 24 * time.Hour
+
+// abandoned reports whether a snipe was settled by abandon and may still
+// be corrected.
+func (s *Sniper) abandoned(sn store.Snipe) bool {
+	return sn.State == store.StateSettled && sn.Outcome == outcome.MarketDown &&
+		strings.HasPrefix(sn.OutcomeDetail, unconfirmed) && s.marketNow().Before(sn.Item.End.Add(recheckFor))
+}
+
+// recheck asks the marketplace again about an abandoned snipe and, once it
+// answers for the ended auction, replaces the outcome with the truth. One
+// recheck per snipe runs at a time; failures wait for the next sweep.
+func (s *Sniper) recheck(ctx context.Context, sn store.Snipe) {
+	s.resolvingMu.Lock()
+	if _, ok := s.rechecking[sn.ID]; ok {
+		s.resolvingMu.Unlock()
+		return
+	}
+	s.rechecking[sn.ID] = struct{}{}
+	s.resolvingMu.Unlock()
+	defer func() {
+		s.resolvingMu.Lock()
+		delete(s.rechecking, sn.ID)
+		s.resolvingMu.Unlock()
+	}()
+	user, err := s.userName(ctx, sn.AccountID)
+	if err != nil {
+		return
+	}
+	if ok, _ := s.health.admit(s.clk.Now()); !ok {
+		return
+	}
+	bs, err := s.mk.BidState(ctx, user, sn.ItemNo)
+	s.health.report(s.clk.Now(), err)
+	const corrected = " (Corrected: sniped could not confirm this at the auction's end; the marketplace answered later.)"
+	var code outcome.Code
+	var detail string
+	switch {
+	case errors.Is(err, market.ErrNotFound):
+		code = outcome.NotFound
+	case err != nil || !bs.Ended:
+		return
+	case bidLanded(bs, sn):
+		code, detail = result(sn, bs)
+	default:
+		code, detail = outcome.MarketDown, "The marketplace was unavailable and the bid never reached it: it holds no bid from this snipe."
+	}
+	detail += corrected
+	if err := s.st.Transition(ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StateSettled}, To: store.StateSettled, Outcome: code, Detail: detail}); err != nil {
+		if !errors.Is(err, store.ErrConflict) && !errors.Is(err, store.ErrNotFound) {
+			s.log.Warn("correct abandoned snipe", "snipe", sn.ID, "err", err)
+		}
+		return
+	}
+	s.log.Info("abandoned snipe corrected", "snipe", sn.ID, "outcome", outcome.Of(code).Shorthand)
+	s.met.outcomes.WithLabelValues(outcome.Of(code).Shorthand).Inc()
+	if sn.GroupID != 0 {
+		s.followUp(ctx, sn.AccountID, sn.GroupID)
+	}
 }

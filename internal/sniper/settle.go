@@ -193,10 +193,11 @@ func (s *Sniper) sweepLoop(ctx context.Context) {
 // sweep looks at.
 const unsentPage = 100
 
-// sweepUnsent settles scheduled snipes that will not be sent (disabled, or
-// their item stored as ended) whose items ended. The horizon scans return
-// armed snipes only, so such a snipe left by a restart or a failed write
-// is found here: each account's most recently ended snipes.
+// sweepUnsent looks at each account's most recently ended snipes. It
+// settles the scheduled ones that will not be sent (disabled, or their item
+// stored as ended): the horizon scans return armed snipes only, so such a
+// snipe left by a restart or a failed write is found here. It also asks
+// again about the abandoned ones (recheck).
 func (s *Sniper) sweepUnsent(ctx context.Context) error {
 	accs, err := s.st.Accounts(ctx)
 	if err != nil {
@@ -209,8 +210,11 @@ func (s *Sniper) sweepUnsent(ctx context.Context) error {
 			return fmt.Errorf("ended snipes of account %d: %w", a.ID, err)
 		}
 		for _, sn := range page {
-			if sn.State == store.StateScheduled && sn.Bid > 0 && !armed(sn) {
+			switch {
+			case sn.State == store.StateScheduled && sn.Bid > 0 && !armed(sn):
 				s.sched.unsentAt(sn.ID, s.clk.Now())
+			case s.abandoned(sn):
+				s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.recheck(lowPriority(ctx), sn) })
 			}
 		}
 	}

@@ -149,10 +149,12 @@ type Sniper struct {
 	// health is the shared backoff of lookups retried after marketplace
 	// failures (backoff.go).
 	health health
-	// resolving holds the firing snipes being resolved (recover.go), so
-	// that none is resolved twice at once.
+	// resolving holds the firing snipes being resolved, and rechecking the
+	// abandoned ones being asked about again (recover.go), so that none is
+	// worked on twice at once.
 	resolvingMu sync.Mutex
 	resolving   map[int64]store.Snipe
+	rechecking  map[int64]struct{}
 
 	sched *schedule
 	// sem bounds the goroutines arming and sending shots; bg bounds the
@@ -194,6 +196,7 @@ func New(cfg Config) *Sniper {
 		accounts:   map[int64]string{},
 		groups:     map[int64]*groupLock{},
 		resolving:  map[int64]store.Snipe{},
+		rechecking: map[int64]struct{}{},
 		retimeCh:   make(chan struct{}),
 	}
 	promauto.With(cfg.Registerer).NewGaugeFunc(prometheus.GaugeOpts{

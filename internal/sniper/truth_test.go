@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/markettest"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/outcome"
@@ -474,4 +475,51 @@ func TestLateStartSamePolicy(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAbandonedOutcomeCorrected: the bid lands but its answer is lost, and
+// every lookup fails until two minutes after the end. The snipe must be
+// final a minute after the end (MarketDown, saying the bid could not be
+// confirmed), and once the marketplace answers again the outcome is
+// corrected to the truth: here, won.
+func TestAbandonedOutcomeCorrected(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t)
+		fm := &faultMarket{Market: b.mk}
+		fm.loseAnswers(1, 0)
+		b.cfg.Market = fm
+		b.restart()
+		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+		b.start()
+		sn := b.add(no, 500, 3, snipeOpts{})
+		sends := 0
+		down := sn.Item.End.Add(2 * time.Minute)
+		b.mk.SetInjector(func(m, _ string, itemNo int64) error {
+			if itemNo != no || !time.Now().Before(down) {
+				return nil
+			}
+			switch m {
+			case markettest.MethodPlaceBid:
+				if sends++; sends > 1 {
+					return market.ErrUnavailable
+				}
+			case markettest.MethodBidState, markettest.MethodItem, markettest.MethodHistory:
+				return market.ErrUnavailable
+			}
+			return nil
+		})
+		sleepTill(sn.Item.End.Add(time.Minute))
+		if got := b.get(sn.ID); got.State != store.StateSettled || got.Outcome != outcome.MarketDown {
+			t.Errorf("a minute after the end: %s/%s (%q), want settled/market-down", got.State, codeName(got.Outcome), got.OutcomeDetail)
+		}
+		sleepTill(down.Add(2 * time.Minute))
+		got := b.get(sn.ID)
+		if got.Outcome != outcome.Won || !strings.Contains(got.OutcomeDetail, "Corrected") {
+			t.Errorf("after the marketplace answered: %s (%q), want won, saying it was corrected", codeName(got.Outcome), got.OutcomeDetail)
+		}
+		if n := len(acceptedOf(b.ours(no))); n != 1 {
+			t.Errorf("accepted bids = %d, want 1", n)
+		}
+	})
 }
