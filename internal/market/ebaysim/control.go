@@ -32,7 +32,7 @@ func userParam(q param.Values) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if !validName(user) {
+	if !sim.ValidName(user) {
 		return "", httperr.Invalid("user", "parameter \"user\" must be 1 to 64 characters of letters, digits, '.', '_', '-' or '@'")
 	}
 	return user, nil

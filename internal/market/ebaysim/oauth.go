@@ -297,7 +297,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	case approve == "0":
 		back(url.Values{"error": {"access_denied"}})
 		return
-	case approve == "1" && validName(login):
+	case approve == "1" && sim.ValidName(login):
 		c := newToken("sim-code-")
 		s.mu.Lock()
 		s.codes[hash(c)] = code{user: login, redirect: q.Get("redirect_uri"), scopes: sc, expiry: s.clk.Now().Add(codeLife)}
@@ -323,20 +323,6 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'; form-action "+formAction)
 	w.Header().Set("X-Frame-Options", "DENY")
 	_ = consentPage.Execute(w, data)
-}
-
-func validName(v string) bool {
-	if v == "" || len(v) > sim.MaxNameLen {
-		return false
-	}
-	for _, r := range v {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-', r == '@':
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // identity is GET /commerce/identity/v1/user/.

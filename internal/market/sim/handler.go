@@ -115,13 +115,15 @@ func (p params) name(field string, required bool) (string, error) {
 		}
 		return "", nil
 	}
-	if !validName(v) {
+	if !ValidName(v) {
 		return "", httperr.Invalid(field, fmt.Sprintf("parameter %q must be 1 to %d characters of letters, digits, '.', '_', '-' or '@'", field, MaxNameLen))
 	}
 	return v, nil
 }
 
-func validName(v string) bool {
+// ValidName reports whether v is a marketplace user name the simulator
+// accepts: 1 to MaxNameLen letters, digits, '.', '_', '-' or '@'.
+func ValidName(v string) bool {
 	if v == "" || len(v) > MaxNameLen {
 		return false
 	}
