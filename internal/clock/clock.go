@@ -4,6 +4,7 @@
 package clock
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -141,3 +142,18 @@ func FormatUTC(t time.Time) string { return t.UTC().Format(Layout) }
 
 // Layout is the interface's date-time layout; times are always UTC.
 const Layout = "2006-01-02 15:04:05"
+
+// Repeat calls fn first after first, then after each duration fn returns,
+// on clk's timers, until ctx ends. fn runs on the caller's goroutine.
+func Repeat(ctx context.Context, clk Clock, first time.Duration, fn func() (next time.Duration)) {
+	t := clk.NewTimer(first)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		t.Reset(fn())
+	}
+}

@@ -1,7 +1,10 @@
 package clock
 
 import (
+	"context"
+	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -66,4 +69,30 @@ func TestFormatUTC(t *testing.T) {
 	if got, want := FormatUTC(in), "2026-01-02 01:04:05"; got != want {
 		t.Errorf("FormatUTC(%v) = %q, want %q", in, got, want)
 	}
+}
+
+// TestRepeat: fn runs after first, then after each wait it returns, and
+// Repeat returns when ctx ends.
+func TestRepeat(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		ctx, cancel := context.WithCancel(context.Background())
+		var got []time.Duration
+		waits := []time.Duration{time.Second, 3 * time.Second, time.Minute}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			Repeat(ctx, Real{}, 2*time.Second, func() time.Duration {
+				got = append(got, time.Since(t0))
+				return waits[min(len(got)-1, len(waits)-1)]
+			})
+		}()
+		time.Sleep(10 * time.Second)
+		cancel()
+		<-done
+		want := []time.Duration{2 * time.Second, 3 * time.Second, 6 * time.Second}
+		if !slices.Equal(got, want) {
+			t.Errorf("fn ran at %v, want %v", got, want)
+		}
+	})
 }

@@ -159,17 +159,10 @@ func (s *Service) Run(ctx context.Context) {
 
 // every runs fn now and then each interval until ctx ends.
 func (s *Service) every(ctx context.Context, interval time.Duration, fn func(context.Context)) {
-	t := s.clk.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
+	clock.Repeat(ctx, s.clk, 0, func() time.Duration {
 		fn(ctx)
-		t.Reset(interval)
-	}
+		return interval
+	})
 }
 
 // AddResult is a new target: the signing secret is only ever shown here.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/sniped/sniped/internal/clock"
 )
 
 // offsetSamples is how many Market.Now round trips one measurement takes;
@@ -138,7 +140,7 @@ func (s *Sniper) firstOffset(ctx context.Context) {
 // failure (or until the first success).
 func (s *Sniper) offsetLoop(ctx context.Context) {
 	last := s.clk.Now()
-	s.repeat(ctx, min(s.cfg.OffsetEvery, offsetNear), func() time.Duration {
+	clock.Repeat(ctx, s.clk, min(s.cfg.OffsetEvery, offsetNear), func() time.Duration {
 		// Whether a shot is near is decided now, not when the last
 		// measurement ended: snipes armed since then count.
 		if s.measured.Load() && s.clk.Now().Sub(last) < s.cfg.OffsetEvery && !s.sched.dueWithin(s.marketNow().Add(offsetNearWindow)) {
@@ -153,19 +155,4 @@ func (s *Sniper) offsetLoop(ctx context.Context) {
 		last = s.clk.Now()
 		return min(s.cfg.OffsetEvery, offsetNear)
 	})
-}
-
-// repeat calls fn after first and then again after each wait fn returns,
-// until ctx ends. Waits use the Clock seam, so tests control them.
-func (s *Sniper) repeat(ctx context.Context, first time.Duration, fn func() (next time.Duration)) {
-	t := s.clk.NewTimer(first)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
-		t.Reset(fn())
-	}
 }

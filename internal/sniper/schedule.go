@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/store"
 )
 
@@ -378,7 +379,7 @@ func (q *schedule) requeue(e entry) {
 
 // loadLoop keeps the horizon filled from the store.
 func (s *Sniper) loadLoop(ctx context.Context) {
-	s.repeat(ctx, 0, func() time.Duration {
+	clock.Repeat(ctx, s.clk, 0, func() time.Duration {
 		wait := s.cfg.Refresh
 		covered, err := s.load(ctx)
 		switch {

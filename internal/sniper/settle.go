@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/outcome"
@@ -175,7 +176,7 @@ func (s *Sniper) settleEnded(ctx context.Context, sn store.Snipe) {
 // goroutine owns (e.g. a store write failed after the send).
 func (s *Sniper) sweepLoop(ctx context.Context) {
 	n := 0
-	s.repeat(ctx, s.cfg.Sweep, func() time.Duration {
+	clock.Repeat(ctx, s.clk, s.cfg.Sweep, func() time.Duration {
 		if err := s.sweep(ctx); err != nil && ctx.Err() == nil {
 			s.log.Error("sweep", "err", err)
 		}
