@@ -2,6 +2,7 @@ package sniper
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -142,3 +143,29 @@ func failWhile(method string, itemNo int64, cond func() bool) markettest.Injecto
 
 // before reports whether the (virtual) local clock is before t.
 func before(t time.Time) func() bool { return func() bool { return time.Now().Before(t) } }
+
+// silentAfterFirstSend returns an injector under which, for itemNo and until
+// local time until, the first PlaceBid goes through and every later one,
+// and every call of the lookups named, fails with ErrUnavailable: with a
+// lost answer, a bid that landed and that nothing can confirm.
+func silentAfterFirstSend(itemNo int64, until time.Time, lookups ...string) markettest.Injector {
+	var mu sync.Mutex
+	sends := 0
+	return func(m, _ string, no int64) error {
+		if no != itemNo || !time.Now().Before(until) {
+			return nil
+		}
+		if m == markettest.MethodPlaceBid {
+			mu.Lock()
+			defer mu.Unlock()
+			if sends++; sends > 1 {
+				return market.ErrUnavailable
+			}
+			return nil
+		}
+		if slices.Contains(lookups, m) {
+			return market.ErrUnavailable
+		}
+		return nil
+	}
+}

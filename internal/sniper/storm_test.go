@@ -316,35 +316,16 @@ func TestGroupFreedLateIsNotMissed(t *testing.T) {
 		t.Run(fmt.Sprintf("freed %v before the end", left), func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				b := setup(t)
-				fm := &faultMarket{Market: b.mk}
-				fm.loseAnswers(1, 0)
-				b.cfg.Market = fm
-				b.restart()
+				b := setupLostAnswer(t)
 				first := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
 				second := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2*time.Minute + 8*time.Second})
 				b.start()
 				a := b.add(first, 500, 3, snipeOpts{group: "g"})
 				c := b.add(second, 500, 5, snipeOpts{group: "g"})
-				free := c.Item.End.Add(-left)
 				// The first item's bid lands but its answer is lost, and
-				// nothing about it can be learned until free (retries and
-				// lookups fail); a rival outbids us on it.
-				sends := 0
-				b.mk.SetInjector(func(m, _ string, no int64) error {
-					if no != first || !time.Now().Before(free) {
-						return nil
-					}
-					switch m {
-					case markettest.MethodPlaceBid:
-						if sends++; sends > 1 {
-							return market.ErrUnavailable
-						}
-					case markettest.MethodBidState:
-						return market.ErrUnavailable
-					}
-					return nil
-				})
+				// nothing about it can be learned until left before the
+				// second's end; a rival outbids us on it.
+				b.mk.SetInjector(silentAfterFirstSend(first, c.Item.End.Add(-left), markettest.MethodBidState))
 				// A busy disk: every durable firing mark takes 600 ms.
 				b.st.onTransition(func(p store.TransitionParams) error {
 					if p.To == store.StateFiring {

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
-	"github.com/sniped/sniped/internal/market"
 	"github.com/sniped/sniped/internal/market/markettest"
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/outcome"
@@ -485,30 +484,12 @@ func TestLateStartSamePolicy(t *testing.T) {
 func TestAbandonedOutcomeCorrected(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		b := setup(t)
-		fm := &faultMarket{Market: b.mk}
-		fm.loseAnswers(1, 0)
-		b.cfg.Market = fm
-		b.restart()
+		b := setupLostAnswer(t)
 		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
 		b.start()
 		sn := b.add(no, 500, 3, snipeOpts{})
-		sends := 0
 		down := sn.Item.End.Add(2 * time.Minute)
-		b.mk.SetInjector(func(m, _ string, itemNo int64) error {
-			if itemNo != no || !time.Now().Before(down) {
-				return nil
-			}
-			switch m {
-			case markettest.MethodPlaceBid:
-				if sends++; sends > 1 {
-					return market.ErrUnavailable
-				}
-			case markettest.MethodBidState, markettest.MethodItem, markettest.MethodHistory:
-				return market.ErrUnavailable
-			}
-			return nil
-		})
+		b.mk.SetInjector(silentAfterFirstSend(no, down, markettest.MethodBidState, markettest.MethodItem, markettest.MethodHistory))
 		sleepTill(sn.Item.End.Add(time.Minute))
 		if got := b.get(sn.ID); got.State != store.StateSettled || got.Outcome != outcome.MarketDown {
 			t.Errorf("a minute after the end: %s/%s (%q), want settled/market-down", got.State, codeName(got.Outcome), got.OutcomeDetail)
