@@ -825,8 +825,11 @@ func (st *storm) allowedWithoutBid(sn *fsnipe, tr truth, fk map[string]bool, gro
 			ok = append(ok, "bin")
 		}
 	}
-	// Pre-flight: the price had passed the bid (prices only rise).
-	if !sn.forced && (tr.minimum > sn.bid || tr.currentCent > sn.bid) {
+	// Pre-flight: the price had passed the bid (prices only rise). A
+	// forced snipe skips pre-flight, but when a fault kept its bid from
+	// going out (or its answer from coming back), sniped infers the
+	// refusal from the price at its moment.
+	if (!sn.forced || len(fk) > 0) && (tr.minimum > sn.bid || tr.currentCent > sn.bid) {
 		ok = append(ok, "too-low", "bid-incr")
 	}
 	for _, o := range group {

@@ -68,11 +68,19 @@ type server struct {
 	exited chan struct{}
 }
 
+// logDirEnv names a folder that, when set, receives every launched
+// process's stderr (one file per start) and makes the servers log at debug
+// level: what a long fault or chaos run needs to diagnose a violation.
+const logDirEnv = "SNIPED_E2E_LOGDIR"
+
 // startServer runs `sniped serve --addr 127.0.0.1:0 --data data extra...`
 // and waits until /healthz answers 200. It stops the process at cleanup.
 func startServer(t *testing.T, data string, extra ...string) *server {
 	t.Helper()
 	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data, "--sim-items", "200", "--sim-bidders", "off", "--rate-limit", "0"}, extra...)
+	if os.Getenv(logDirEnv) != "" {
+		args = append(args, "--log-level", "debug")
+	}
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = append(os.Environ(), "SNIPED_ADDR=", "SNIPED_DATA=")
 	s := launch(t, cmd, data, "sniped")
@@ -94,10 +102,20 @@ func launch(t *testing.T, cmd *exec.Cmd, data, what string) *server {
 		t.Fatalf("start %s: %v", what, err)
 	}
 	urlCh := make(chan string, 1)
+	var keep io.Writer = io.Discard
+	if dir := os.Getenv(logDirEnv); dir != "" {
+		f, err := os.CreateTemp(dir, what+"-*.log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		keep = f
+	}
 	go func() {
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
 			line := sc.Text()
+			fmt.Fprintln(keep, line)
 			s.mu.Lock()
 			s.stderr.WriteString(line + "\n")
 			if m := keyLine.FindStringSubmatch(line); m != nil && s.AdminKey == "" {

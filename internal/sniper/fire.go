@@ -414,6 +414,10 @@ func (s *Sniper) settleLate(ctx context.Context, sn store.Snipe) {
 	case err == nil:
 		if c, ok := endedCode(it.EndReason); ok {
 			code, detail = c, ""
+		} else if d, low := s.tooLowAt(ctx, sn, fmt.Sprintf("sniped reached it %.1f s late", late.Seconds())); low {
+			// Sent in time or not, it could not have been accepted (and
+			// after a crash it may have been sent and refused).
+			code, detail = outcome.TooLow, d
 		}
 	}
 	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: code, Detail: detail})

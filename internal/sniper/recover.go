@@ -181,21 +181,26 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, time.Ti
 			" The bid was confirmed at the marketplace after its answer was lost or sniped was interrupted.")
 		return true, time.Time{}, nil
 	case bs.Ended:
-		code, detail := outcome.Missed, "sniped was interrupted while sending this bid and it never reached the marketplace."
+		// The marketplace holds no bid from this snipe. A lost answer may
+		// have been a refusal, which leaves none either: when the price
+		// was already above the maximum at the moment, every attempt was
+		// (or would have been) refused as too low.
+		code, detail := outcome.Missed, "sniped was interrupted while sending this bid; the marketplace holds no bid from this snipe."
 		switch c, ok := endedCode(bs.EndReason); {
 		case ok:
 			code, detail = c, ""
-		case sn.Outcome != outcome.Pending:
+		case sn.Outcome == outcome.Pending:
+			if d, low := s.tooLowAt(ctx, sn, "sniped was interrupted while sending it; the marketplace holds no bid from this snipe"); low {
+				code, detail = outcome.TooLow, d
+			}
+		default:
 			// send left it firing with a provisional refusal: now proven
 			// that the bid never arrived.
 			code, detail = sn.Outcome, sn.OutcomeDetail
 			if code == outcome.MarketDown {
 				detail = "The marketplace was unavailable until the end and the bid never reached it."
-				// A lost answer may have been a refusal: when the price
-				// was already above the maximum at the moment, every
-				// attempt was (or would have been) refused as too low.
-				if p, ok := s.priceAt(ctx, sn.ItemNo, sn.FireAt); ok && p > sn.Bid {
-					code, detail = outcome.TooLow, fmt.Sprintf("By the snipe's moment the price was already %s %s, above your maximum %s, so the marketplace could not accept the bid (its answers were lost or it was unavailable; it holds no bid from this snipe).", p, sn.Item.Currency, sn.Bid)
+				if d, low := s.tooLowAt(ctx, sn, "its answers were lost or it was unavailable; it holds no bid from this snipe"); low {
+					code, detail = outcome.TooLow, d
 				}
 			}
 		}
@@ -213,6 +218,18 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, time.Ti
 	}
 	// Not visible (yet) and too late to send: the auction's end will say.
 	return false, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), nil
+}
+
+// tooLowAt reports whether the item's price at the snipe's moment was
+// already above its maximum, so that a bid sent then could not have been
+// accepted whether or not it arrived; detail says so, and why (what
+// happened to the bid).
+func (s *Sniper) tooLowAt(ctx context.Context, sn store.Snipe, why string) (detail string, low bool) {
+	p, ok := s.priceAt(ctx, sn.ItemNo, sn.FireAt)
+	if !ok || p <= sn.Bid {
+		return "", false
+	}
+	return fmt.Sprintf("By the snipe's moment the price was already %s %s, above your maximum %s, so the marketplace could not accept the bid (%s).", p, sn.Item.Currency, sn.Bid, why), true
 }
 
 // priceAt is an item's visible price at marketplace time at, from its bid

@@ -358,3 +358,33 @@ func TestGroupFreedLateIsNotMissed(t *testing.T) {
 		})
 	}
 }
+
+// TestLateStartTooLowIsTooLow: sniped reaches a forced snipe too late to
+// send it, and the price had passed its maximum before its moment. After a
+// crash the bid may even have been sent and refused as too low. Either
+// way "too low" is the true reason it could not win, not Missed.
+func TestLateStartTooLowIsTooLow(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t)
+		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+		sn := b.add(no, 150, 3, snipeOpts{force: true})
+		if err := b.mk.Rival("bob", no, 900); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.mk.Rival("carol", no, 400); err != nil {
+			t.Fatal(err)
+		}
+		sleepTill(sn.Item.End.Add(-300 * time.Millisecond)) // down until then
+		b.restart()
+		b.start()
+		sleepTill(sn.Item.End.Add(time.Minute))
+		got := b.get(sn.ID)
+		if got.Outcome != outcome.TooLow || !strings.Contains(got.OutcomeDetail, "reached it") {
+			t.Errorf("outcome %s (%q), want too-low saying sniped reached it late", codeName(got.Outcome), got.OutcomeDetail)
+		}
+		if n := len(b.ours(no)); n != 0 {
+			t.Errorf("bids sent = %d, want 0", n)
+		}
+	})
+}
