@@ -397,21 +397,10 @@ func (s *Store) SnipesInPartitions(ctx context.Context, q store.PartitionQuery) 
 
 // Transition moves a snipe between states as one compare-and-set UPDATE.
 // A move to placed or settled also writes its event (emitTransition) in
-// the same transaction.
+// the same transaction. Concurrent Transitions are committed together
+// (groupCommit); a durable one then waits for one shared sync.
 func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error {
-	var err error
-	if !transitionEmits(p.To, p.Outcome) {
-		err = transition(ctx, s.w, p, nil)
-	} else {
-		err = s.inStmtTx(ctx, func(tx txStmts) error {
-			var f snipeFacts
-			if err := transition(ctx, tx, p, &f); err != nil {
-				return err
-			}
-			return emitTransition(ctx, tx, f, p.To, p.Outcome, p.Detail, s.clk.Now())
-		})
-	}
-	if err != nil {
+	if err := s.commits.do(ctx, p); err != nil {
 		return err
 	}
 	if p.Durable && s.sync != nil {
@@ -420,6 +409,65 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error 
 		}
 	}
 	return nil
+}
+
+// transitions runs a group of Transitions in one transaction. A refused
+// compare-and-set (ErrConflict, ErrNotFound) is that write's result and
+// the others go on; any other error rolls the group back, and each write
+// is then tried alone, so that one failing write fails only itself.
+func (s *Store) transitions(ctx context.Context, ps []store.TransitionParams) []error {
+	errs := make([]error, len(ps))
+	if len(ps) == 1 {
+		errs[0] = s.transitionAlone(ctx, ps[0])
+		return errs
+	}
+	err := s.inStmtTx(ctx, func(tx txStmts) error {
+		now := s.clk.Now()
+		for i, p := range ps {
+			errs[i] = transitionEmitting(ctx, tx, p, now)
+			if errs[i] != nil && !refused(errs[i]) {
+				return errs[i]
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return errs
+	}
+	for i, p := range ps {
+		errs[i] = s.transitionAlone(ctx, p)
+	}
+	return errs
+}
+
+// refused reports whether a transition's error is a refused
+// compare-and-set, which leaves its transaction usable.
+func refused(err error) bool {
+	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)
+}
+
+// transitionAlone is one Transition in its own transaction (or as one
+// statement when it writes no event).
+func (s *Store) transitionAlone(ctx context.Context, p store.TransitionParams) error {
+	if !transitionEmits(p.To, p.Outcome) {
+		return transition(ctx, s.w, p, nil)
+	}
+	return s.inStmtTx(ctx, func(tx txStmts) error {
+		return transitionEmitting(ctx, tx, p, s.clk.Now())
+	})
+}
+
+// transitionEmitting is transition plus, for a move to placed or settled,
+// its event, on tx.
+func transitionEmitting(ctx context.Context, tx txStmts, p store.TransitionParams, now time.Time) error {
+	if !transitionEmits(p.To, p.Outcome) {
+		return transition(ctx, tx, p, nil)
+	}
+	var f snipeFacts
+	if err := transition(ctx, tx, p, &f); err != nil {
+		return err
+	}
+	return emitTransition(ctx, tx, f, p.To, p.Outcome, p.Detail, now)
 }
 
 // transition is Transition's compare-and-set on ex (the pool or a

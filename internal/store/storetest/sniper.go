@@ -138,6 +138,64 @@ var sniperTests = []test{
 			t.Errorf("%d racing Transitions: %d won, %d conflicted; want 1 and %d", n, won, lost, n-1)
 		}
 	}},
+	{"ConcurrentTransitions", func(t *testing.T, b *bundle) {
+		// Many shots at once (a store may commit them together): each
+		// write gets its own compare-and-set result, and a refused one
+		// does not undo the others.
+		const n = 40
+		var sns []store.Snipe
+		for i := range n {
+			sns = append(sns, b.snipe(t, b.alice.ID, int64(i+1), 500, b.now.Add(hour)))
+		}
+		firing := []store.State{store.StateFiring}
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i, sn := range sns {
+			wg.Go(func() {
+				p := store.TransitionParams{ID: sn.ID, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true}
+				switch i % 4 {
+				case 1: // refused: not firing yet
+					p = store.TransitionParams{ID: sn.ID, From: firing, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: b.now, Durable: true}
+				case 2: // unknown
+					p.ID = sns[n-1].ID + 1000 + int64(i)
+				}
+				errs[i] = b.s.Transition(b.ctx, p)
+			})
+		}
+		wg.Wait()
+		for i, sn := range sns {
+			want, wantState := error(nil), store.StateFiring
+			switch i % 4 {
+			case 1:
+				want, wantState = store.ErrConflict, store.StateScheduled
+			case 2:
+				want, wantState = store.ErrNotFound, store.StateScheduled
+			}
+			if !errors.Is(errs[i], want) || (want == nil && errs[i] != nil) {
+				t.Errorf("write %d: Transition = %v, want %v", i, errs[i], want)
+			}
+			if got := b.get(t, b.alice.ID, sn.ItemNo); got.State != wantState {
+				t.Errorf("write %d: state %s, want %s", i, got.State, wantState)
+			}
+		}
+		// Then the placed records, all at once.
+		for i, sn := range sns {
+			if i%4 == 0 || i%4 == 3 {
+				wg.Go(func() {
+					errs[i] = b.s.Transition(b.ctx, store.TransitionParams{ID: sn.ID, From: firing, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: b.now, Durable: true})
+				})
+			}
+		}
+		wg.Wait()
+		for i, sn := range sns {
+			if i%4 != 0 && i%4 != 3 {
+				continue
+			}
+			if got := b.get(t, b.alice.ID, sn.ItemNo); errs[i] != nil || got.State != store.StatePlaced || got.Outcome != outcome.Placed {
+				t.Errorf("write %d: Transition(firing→placed) = %v, then %s/%d; want nil, placed/Placed", i, errs[i], got.State, got.Outcome)
+			}
+		}
+	}},
 	{"EditRacesFire", func(t *testing.T, b *bundle) {
 		// An addBid and the sniper's fire race: either the edit lands
 		// before the fire (and the fired snipe carries it) or it is refused.
