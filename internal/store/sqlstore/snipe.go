@@ -21,6 +21,13 @@ const selectSnipes = `SELECT s.id, s.account_id, s.item_no, s.bid_cents, s.delay
 	s.item_gallery_url, s.item_start_ms, s.item_end_ms, s.item_ended, s.created_ms, s.updated_ms
 FROM snipes s LEFT JOIN bid_groups g ON g.id = s.group_id`
 
+// returningSnipe is selectSnipes's column list for an UPDATE of snipes
+// (RETURNING cannot join: the group's name comes from a subquery).
+const returningSnipe = `id, account_id, item_no, bid_cents, delay_s, enabled, forced,
+	COALESCE(group_id, 0), COALESCE((SELECT g.name FROM bid_groups g WHERE g.id = snipes.group_id), ''), state, outcome, outcome_detail,
+	fire_at_ms, placed_at_ms, item_title, item_currency, item_price_cents, item_bids,
+	item_gallery_url, item_start_ms, item_end_ms, item_ended, created_ms, updated_ms`
+
 func scanSnipe(row interface{ Scan(...any) error }) (store.Snipe, error) {
 	var (
 		sn                           store.Snipe
@@ -501,6 +508,14 @@ func transition(ctx context.Context, ex execQueryer, p store.TransitionParams, f
 	update := `UPDATE snipes SET ` + set + ` WHERE ` + where + ` AND state IN (` + strings.Join(in, ", ") + `)`
 	switch {
 	case len(in) == 0:
+	case p.Into != nil && facts == nil:
+		sn, err := scanSnipe(ex.QueryRowContext(ctx, update+` RETURNING `+returningSnipe, args...))
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("transition snipe id %d: %w", id, err)
+		}
+		if err == nil {
+			*p.Into, n = sn, 1
+		}
 	case facts != nil:
 		err := ex.QueryRowContext(ctx, update+` RETURNING `+factCols, args...).Scan(facts.dest()...)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -94,6 +95,35 @@ var sniperTests = []test{
 		got = b.get(t, b.alice.ID, 1)
 		if got.State != store.StateSettled || got.Outcome != outcome.Won || got.OutcomeDetail != "" || !got.PlacedAt.Equal(placedAt) {
 			t.Errorf("after placed→settled: %+v, want settled, Won, no detail, PlacedAt kept %v", got, placedAt)
+		}
+	}},
+	{"TransitionInto", func(t *testing.T, b *bundle) {
+		// The firing mark reads the snipe back with the move (the sniper's
+		// re-read): Into holds the snipe as SnipeByID returns it, group
+		// name included.
+		grouped := b.upsert(t, b.alice.ID, 1, store.SnipeChange{Bid: ptr(money.Amount(500)), GroupName: ptr("tools"), Item: item(b.now.Add(hour))})
+		plain := b.snipe(t, b.alice.ID, 2, 700, b.now.Add(hour))
+		for _, sn := range []store.Snipe{grouped, plain} {
+			var into store.Snipe
+			if err := b.s.Transition(b.ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true, Into: &into}); err != nil {
+				t.Fatalf("Transition(scheduled→firing, Into) = %v", err)
+			}
+			if into.ID == 0 {
+				t.Fatalf("Into not filled by a successful move")
+			}
+			want, err := b.s.SnipeByID(b.ctx, sn.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(into, want) {
+				t.Errorf("Into = %+v\nwant (SnipeByID) %+v", into, want)
+			}
+		}
+		var into store.Snipe
+		err := b.s.Transition(b.ctx, store.TransitionParams{ID: plain.ID, From: []store.State{store.StateScheduled}, To: store.StateFiring, Into: &into})
+		wantErr(t, "Transition(from scheduled, is firing)", err, store.ErrConflict)
+		if into.ID != 0 {
+			t.Errorf("Into after a refused move = %+v, want untouched", into)
 		}
 	}},
 	{"TransitionIfBid", func(t *testing.T, b *bundle) {
