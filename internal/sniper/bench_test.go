@@ -26,9 +26,10 @@ func BenchmarkTrack(b *testing.B) {
 	}
 }
 
-// BenchmarkFire measures the executor per snipe: mark firing, re-read,
-// send, record, against the SQLite store (synchronous=FULL, so two fsyncs
-// per shot) and a zero-latency marketplace.
+// BenchmarkFire measures the executor per snipe: mark firing (reading the
+// snipe back), send, record, against the SQLite store (the mark and the
+// placed record fsynced: two fsyncs per shot, one shot at a time) and a
+// zero-latency marketplace.
 func BenchmarkFire(b *testing.B) { benchFire(b, false) }
 
 // BenchmarkFireLeased is BenchmarkFire as serve runs it: on a lease (all

@@ -24,7 +24,8 @@ const storeTimeout = 5 * time.Second
 
 // fire owns one snipe from ArmLead before its shot: it marks it firing
 // (the compare-and-set that makes the shot and a user's edit exclusive),
-// re-reads it, applies the group rules, waits for the moment and sends.
+// reading it back with the mark, applies the group rules, waits for the
+// moment and sends.
 func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Time) {
 	rearm := false
 	defer func() {
@@ -38,14 +39,17 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 	if !s.armable(id, ver, fireAt) {
 		return // its partition is being handed over before the shot
 	}
-	if !s.markFiring(ctx, id, fireAt) {
+	sn, ok := s.markFiring(ctx, id, fireAt)
+	if !ok {
 		return
 	}
-	sn, err := s.st.SnipeByID(ctx, id)
-	if err != nil {
-		s.revert(ctx, id)
-		rearm = true
-		return
+	if sn.ID == 0 { // the store did not return the snipe with the mark
+		var err error
+		if sn, err = s.st.SnipeByID(ctx, id); err != nil {
+			s.revert(ctx, id)
+			rearm = true
+			return
+		}
 	}
 	// An edit that landed between the load and the mark changed what to
 	// send; a later moment or a disabled snipe goes back to the schedule.
@@ -104,31 +108,34 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 	s.send(ctx, sn, user, target, onTime)
 }
 
-// markFiring moves the snipe scheduled → firing. A transient store error is
+// markFiring moves the snipe scheduled → firing and returns it as marked
+// (ID 0 when the store did not return it). A transient store error is
 // retried with backoff while the shot can still be sent; a conflict means
 // an edit, delete or pre-flight got there first, and whoever moved it
 // re-armed it if needed.
-func (s *Sniper) markFiring(ctx context.Context, id int64, fireAt time.Time) bool {
+func (s *Sniper) markFiring(ctx context.Context, id int64, fireAt time.Time) (store.Snipe, bool) {
 	backoff := retryFirst
 	for {
 		// Durable: a mark lost to a power cut would let recovery take a
-		// sent bid for one never sent.
-		err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true})
+		// sent bid for one never sent. Into: the mark reads the snipe as
+		// marked, which saves a re-read.
+		var sn store.Snipe
+		err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true, Into: &sn})
 		switch {
 		case err == nil:
-			return true
+			return sn, true
 		case errors.Is(err, store.ErrConflict), errors.Is(err, store.ErrNotFound), ctx.Err() != nil:
-			return false
+			return store.Snipe{}, false
 		}
 		// fireAt is the moment, not the end; the end is at most maxDelay
 		// later. Stop once even that has passed.
 		if !s.clk.Now().Add(backoff).Before(s.toLocal(fireAt).Add(maxDelay)) {
 			s.log.Error("mark firing: giving up", "snipe", id, "err", err)
-			return false
+			return store.Snipe{}, false
 		}
 		s.log.Warn("mark firing: retrying", "snipe", id, "err", err)
 		if !sleepUntil(ctx, s.clk, s.clk.Now().Add(backoff)) {
-			return false
+			return store.Snipe{}, false
 		}
 		backoff = min(2*backoff, retryMax)
 	}

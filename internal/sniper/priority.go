@@ -117,7 +117,12 @@ func (g *gate) releaseLocked(high bool) {
 	}
 }
 
-// gatedStore is the sniper's view of the store, behind the gate.
+// gatedStore is the sniper's view of the store, behind the gate. Transition
+// passes by the gate: the store commits concurrent transitions together
+// (one transaction and one sync for every shot queued meanwhile, package
+// sqlstore's group commit), which a gate of two slots would cut to groups
+// of two; and a group is served in arrival order, so a firing mark waits
+// for at most the group ahead, not for an unordered queue.
 type gatedStore struct {
 	store.Store
 	g *gate
@@ -174,27 +179,6 @@ func (s *gatedStore) SnipesInState(ctx context.Context, state store.State, befor
 	}
 	defer done()
 	return s.Store.SnipesInState(ctx, state, before, limit)
-}
-
-// Transition makes a durable write in two steps when the store allows it:
-// the write inside the gate, the wait for the disk (Sync) outside, so that
-// an fsync never holds one of the gate's two slots.
-func (s *gatedStore) Transition(ctx context.Context, p store.TransitionParams) error {
-	syncer, split := s.Store.(store.Syncer)
-	split = split && p.Durable
-	if split {
-		p.Durable = false
-	}
-	done, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	err = s.Store.Transition(ctx, p)
-	done()
-	if err != nil || !split {
-		return err
-	}
-	return syncer.Sync(ctx)
 }
 
 func (s *gatedStore) UpdateItem(ctx context.Context, id int64, item store.ItemSnapshot) error {

@@ -220,10 +220,8 @@ type SnipeStore interface {
 
 // Syncer is implemented by stores whose ordinary commits may not survive
 // power loss (SQLite). Sync returns once every write committed before the
-// call is durable. A caller that queues its store calls (the sniper's
-// priority gate) may make a durable write in two steps, Transition without
-// Durable and then Sync outside its queue, so that waiting for the disk
-// holds up no one.
+// call is durable. A Durable Transition does the same after its group
+// commit, so that the writes of many shots share one fsync.
 type Syncer interface {
 	Sync(ctx context.Context) error
 }
@@ -252,6 +250,12 @@ type TransitionParams struct {
 	// same epoch: a write from an instance whose lease has moved on is
 	// ErrFenced (an ErrConflict).
 	Fence *Fence
+	// Into, when set, receives the snipe as it stands after a successful
+	// move, read by the move itself: the sniper's firing mark saves the
+	// re-read that follows it. The stores of this module fill it on moves
+	// that write no event (storetest checks); a wrapper or fake that does
+	// not leaves it untouched (ID 0), and the caller reads the snipe.
+	Into *Snipe
 }
 
 // Search is a saved search.

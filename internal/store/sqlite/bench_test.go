@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,4 +108,56 @@ func BenchmarkShotPath(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkShotPathParallel is BenchmarkShotPath for 64 shots at once, as
+// in a busy second: concurrent transitions share transactions (group
+// commit) and fsyncs. Keep -benchtime at most 20000x (each snipe is shot
+// once).
+func BenchmarkShotPathParallel(b *testing.B) {
+	s := open(b, filepath.Join(b.TempDir(), "sniped.db"))
+	ctx := b.Context()
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	a, err := s.CreateAccount(ctx, "bench", store.TierPaid, key.Hash("k"), now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 20_000
+	if err := s.ImportSnipes(ctx, importSet(a.ID, n, now)); err != nil {
+		b.Fatal(err)
+	}
+	due, err := s.SnipesInState(ctx, store.StateScheduled, now.Add(48*time.Hour), n)
+	if err != nil || len(due) != n {
+		b.Fatalf("SnipesInState = %d, %v", len(due), err)
+	}
+	var next atomic.Int64
+	b.SetParallelism(32) // × GOMAXPROCS goroutines
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := next.Add(1) - 1
+			if i >= n {
+				b.Error("more iterations than snipes: lower -benchtime")
+				return
+			}
+			id := due[i].ID
+			if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true}); err != nil {
+				b.Error(err)
+				return
+			}
+			sn, err := s.SnipeByID(ctx, id)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: now, Durable: true}); err != nil {
+				b.Error(err)
+				return
+			}
+			if err := s.UpdateItem(ctx, id, sn.Item); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

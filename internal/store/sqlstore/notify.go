@@ -168,9 +168,12 @@ VALUES ($1, $2, $3, $4, $5) ON CONFLICT (account_id, dedup) WHERE dedup IS NOT N
 		_, err = tx.ExecContext(ctx, `INSERT INTO deliveries (event_id, notifier_id, next_ms)
 SELECT CAST($1 AS BIGINT), n.id, 0 FROM notifiers n WHERE n.id = $2 AND n.account_id = $3`, ev.ID, e.NotifierID, e.AccountID)
 	} else {
+		// The pattern is cast: SQLite re-prepares a statement whose bare
+		// LIKE parameter is re-bound, which cost 9% of the sniper's CPU at
+		// 2,000 shots/s (every placed and settled snipe emits).
 		_, err = tx.ExecContext(ctx, `INSERT INTO deliveries (event_id, notifier_id, next_ms)
 SELECT CAST($1 AS BIGINT), n.id, 0 FROM notifiers n
-WHERE n.account_id = $2 AND n.disabled_ms = 0 AND (n.events = '' OR ',' || n.events || ',' LIKE $3)`,
+WHERE n.account_id = $2 AND n.disabled_ms = 0 AND (n.events = '' OR ',' || n.events || ',' LIKE CAST($3 AS TEXT))`,
 			ev.ID, e.AccountID, "%,"+string(e.Type)+",%")
 	}
 	if err != nil {

@@ -21,6 +21,13 @@ const selectSnipes = `SELECT s.id, s.account_id, s.item_no, s.bid_cents, s.delay
 	s.item_gallery_url, s.item_start_ms, s.item_end_ms, s.item_ended, s.created_ms, s.updated_ms
 FROM snipes s LEFT JOIN bid_groups g ON g.id = s.group_id`
 
+// returningSnipe is selectSnipes's column list for an UPDATE of snipes
+// (RETURNING cannot join: the group's name comes from a subquery).
+const returningSnipe = `id, account_id, item_no, bid_cents, delay_s, enabled, forced,
+	COALESCE(group_id, 0), COALESCE((SELECT g.name FROM bid_groups g WHERE g.id = snipes.group_id), ''), state, outcome, outcome_detail,
+	fire_at_ms, placed_at_ms, item_title, item_currency, item_price_cents, item_bids,
+	item_gallery_url, item_start_ms, item_end_ms, item_ended, created_ms, updated_ms`
+
 func scanSnipe(row interface{ Scan(...any) error }) (store.Snipe, error) {
 	var (
 		sn                           store.Snipe
@@ -397,21 +404,10 @@ func (s *Store) SnipesInPartitions(ctx context.Context, q store.PartitionQuery) 
 
 // Transition moves a snipe between states as one compare-and-set UPDATE.
 // A move to placed or settled also writes its event (emitTransition) in
-// the same transaction.
+// the same transaction. Concurrent Transitions are committed together
+// (groupCommit); a durable one then waits for one shared sync.
 func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error {
-	var err error
-	if !transitionEmits(p.To, p.Outcome) {
-		err = transition(ctx, s.w, p, nil)
-	} else {
-		err = s.inStmtTx(ctx, func(tx txStmts) error {
-			var f snipeFacts
-			if err := transition(ctx, tx, p, &f); err != nil {
-				return err
-			}
-			return emitTransition(ctx, tx, f, p.To, p.Outcome, p.Detail, s.clk.Now())
-		})
-	}
-	if err != nil {
+	if err := s.commits.do(ctx, p); err != nil {
 		return err
 	}
 	if p.Durable && s.sync != nil {
@@ -420,6 +416,65 @@ func (s *Store) Transition(ctx context.Context, p store.TransitionParams) error 
 		}
 	}
 	return nil
+}
+
+// transitions runs a group of Transitions in one transaction. A refused
+// compare-and-set (ErrConflict, ErrNotFound) is that write's result and
+// the others go on; any other error rolls the group back, and each write
+// is then tried alone, so that one failing write fails only itself.
+func (s *Store) transitions(ctx context.Context, ps []store.TransitionParams) []error {
+	errs := make([]error, len(ps))
+	if len(ps) == 1 {
+		errs[0] = s.transitionAlone(ctx, ps[0])
+		return errs
+	}
+	err := s.inStmtTx(ctx, func(tx txStmts) error {
+		now := s.clk.Now()
+		for i, p := range ps {
+			errs[i] = transitionEmitting(ctx, tx, p, now)
+			if errs[i] != nil && !refused(errs[i]) {
+				return errs[i]
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		return errs
+	}
+	for i, p := range ps {
+		errs[i] = s.transitionAlone(ctx, p)
+	}
+	return errs
+}
+
+// refused reports whether a transition's error is a refused
+// compare-and-set, which leaves its transaction usable.
+func refused(err error) bool {
+	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound)
+}
+
+// transitionAlone is one Transition in its own transaction (or as one
+// statement when it writes no event).
+func (s *Store) transitionAlone(ctx context.Context, p store.TransitionParams) error {
+	if !transitionEmits(p.To, p.Outcome) {
+		return transition(ctx, s.w, p, nil)
+	}
+	return s.inStmtTx(ctx, func(tx txStmts) error {
+		return transitionEmitting(ctx, tx, p, s.clk.Now())
+	})
+}
+
+// transitionEmitting is transition plus, for a move to placed or settled,
+// its event, on tx.
+func transitionEmitting(ctx context.Context, tx txStmts, p store.TransitionParams, now time.Time) error {
+	if !transitionEmits(p.To, p.Outcome) {
+		return transition(ctx, tx, p, nil)
+	}
+	var f snipeFacts
+	if err := transition(ctx, tx, p, &f); err != nil {
+		return err
+	}
+	return emitTransition(ctx, tx, f, p.To, p.Outcome, p.Detail, now)
 }
 
 // transition is Transition's compare-and-set on ex (the pool or a
@@ -453,6 +508,14 @@ func transition(ctx context.Context, ex execQueryer, p store.TransitionParams, f
 	update := `UPDATE snipes SET ` + set + ` WHERE ` + where + ` AND state IN (` + strings.Join(in, ", ") + `)`
 	switch {
 	case len(in) == 0:
+	case p.Into != nil && facts == nil:
+		sn, err := scanSnipe(ex.QueryRowContext(ctx, update+` RETURNING `+returningSnipe, args...))
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("transition snipe id %d: %w", id, err)
+		}
+		if err == nil {
+			*p.Into, n = sn, 1
+		}
 	case facts != nil:
 		err := ex.QueryRowContext(ctx, update+` RETURNING `+factCols, args...).Scan(facts.dest()...)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sniped/sniped/internal/clock"
+	"github.com/sniped/sniped/internal/store"
 )
 
 // Store is the shared implementation of store.Store. Writes go through
@@ -29,6 +30,7 @@ type Store struct {
 	now         string
 	clk         clock.Clock
 	sync        func(ctx context.Context) error
+	commits     *groupCommit[store.TransitionParams]
 }
 
 // Options tune a Store to its engine.
@@ -63,6 +65,7 @@ func New(w, r *sql.DB, o Options) *Store {
 		o.Clock = clock.Real{}
 	}
 	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), now: o.Now, sync: o.Sync, clk: o.Clock}
+	s.commits = &groupCommit[store.TransitionParams]{run: s.transitions}
 	s.r = s.w
 	if r != w {
 		s.r = newPool(r)

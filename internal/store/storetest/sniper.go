@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -96,6 +97,35 @@ var sniperTests = []test{
 			t.Errorf("after placed→settled: %+v, want settled, Won, no detail, PlacedAt kept %v", got, placedAt)
 		}
 	}},
+	{"TransitionInto", func(t *testing.T, b *bundle) {
+		// The firing mark reads the snipe back with the move (the sniper's
+		// re-read): Into holds the snipe as SnipeByID returns it, group
+		// name included.
+		grouped := b.upsert(t, b.alice.ID, 1, store.SnipeChange{Bid: ptr(money.Amount(500)), GroupName: ptr("tools"), Item: item(b.now.Add(hour))})
+		plain := b.snipe(t, b.alice.ID, 2, 700, b.now.Add(hour))
+		for _, sn := range []store.Snipe{grouped, plain} {
+			var into store.Snipe
+			if err := b.s.Transition(b.ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true, Into: &into}); err != nil {
+				t.Fatalf("Transition(scheduled→firing, Into) = %v", err)
+			}
+			if into.ID == 0 {
+				t.Fatalf("Into not filled by a successful move")
+			}
+			want, err := b.s.SnipeByID(b.ctx, sn.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(into, want) {
+				t.Errorf("Into = %+v\nwant (SnipeByID) %+v", into, want)
+			}
+		}
+		var into store.Snipe
+		err := b.s.Transition(b.ctx, store.TransitionParams{ID: plain.ID, From: []store.State{store.StateScheduled}, To: store.StateFiring, Into: &into})
+		wantErr(t, "Transition(from scheduled, is firing)", err, store.ErrConflict)
+		if into.ID != 0 {
+			t.Errorf("Into after a refused move = %+v, want untouched", into)
+		}
+	}},
 	{"TransitionIfBid", func(t *testing.T, b *bundle) {
 		// A decision taken on bid 5.00 must not apply after an edit to 9.00.
 		s := b.snipe(t, b.alice.ID, 1, 500, b.now.Add(hour))
@@ -136,6 +166,64 @@ var sniperTests = []test{
 		wg.Wait()
 		if won != 1 || lost != n-1 {
 			t.Errorf("%d racing Transitions: %d won, %d conflicted; want 1 and %d", n, won, lost, n-1)
+		}
+	}},
+	{"ConcurrentTransitions", func(t *testing.T, b *bundle) {
+		// Many shots at once (a store may commit them together): each
+		// write gets its own compare-and-set result, and a refused one
+		// does not undo the others.
+		const n = 40
+		var sns []store.Snipe
+		for i := range n {
+			sns = append(sns, b.snipe(t, b.alice.ID, int64(i+1), 500, b.now.Add(hour)))
+		}
+		firing := []store.State{store.StateFiring}
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		for i, sn := range sns {
+			wg.Go(func() {
+				p := store.TransitionParams{ID: sn.ID, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true}
+				switch i % 4 {
+				case 1: // refused: not firing yet
+					p = store.TransitionParams{ID: sn.ID, From: firing, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: b.now, Durable: true}
+				case 2: // unknown
+					p.ID = sns[n-1].ID + 1000 + int64(i)
+				}
+				errs[i] = b.s.Transition(b.ctx, p)
+			})
+		}
+		wg.Wait()
+		for i, sn := range sns {
+			want, wantState := error(nil), store.StateFiring
+			switch i % 4 {
+			case 1:
+				want, wantState = store.ErrConflict, store.StateScheduled
+			case 2:
+				want, wantState = store.ErrNotFound, store.StateScheduled
+			}
+			if !errors.Is(errs[i], want) || (want == nil && errs[i] != nil) {
+				t.Errorf("write %d: Transition = %v, want %v", i, errs[i], want)
+			}
+			if got := b.get(t, b.alice.ID, sn.ItemNo); got.State != wantState {
+				t.Errorf("write %d: state %s, want %s", i, got.State, wantState)
+			}
+		}
+		// Then the placed records, all at once.
+		for i, sn := range sns {
+			if i%4 == 0 || i%4 == 3 {
+				wg.Go(func() {
+					errs[i] = b.s.Transition(b.ctx, store.TransitionParams{ID: sn.ID, From: firing, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: b.now, Durable: true})
+				})
+			}
+		}
+		wg.Wait()
+		for i, sn := range sns {
+			if i%4 != 0 && i%4 != 3 {
+				continue
+			}
+			if got := b.get(t, b.alice.ID, sn.ItemNo); errs[i] != nil || got.State != store.StatePlaced || got.Outcome != outcome.Placed {
+				t.Errorf("write %d: Transition(firing→placed) = %v, then %s/%d; want nil, placed/Placed", i, errs[i], got.State, got.Outcome)
+			}
 		}
 	}},
 	{"EditRacesFire", func(t *testing.T, b *bundle) {

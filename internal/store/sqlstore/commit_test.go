@@ -1,0 +1,152 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+)
+
+// fakeRun records the groups a groupCommit runs; each group waits for a
+// release while gate is set, and write n fails with fail[n].
+type fakeRun struct {
+	mu     sync.Mutex
+	groups [][]int
+	gate   chan struct{}
+	fail   map[int]error
+}
+
+func (f *fakeRun) run(ctx context.Context, ops []int) []error {
+	f.mu.Lock()
+	f.groups = append(f.groups, slices.Clone(ops))
+	gate := f.gate
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	errs := make([]error, len(ops))
+	for i, op := range ops {
+		errs[i] = f.fail[op]
+	}
+	return errs
+}
+
+func (f *fakeRun) sizes() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []int
+	for _, g := range f.groups {
+		out = append(out, len(g))
+	}
+	return out
+}
+
+func TestGroupCommit(t *testing.T) {
+	errBad := errors.New("bad write")
+	tests := []struct {
+		name string
+		// queued writes 1..queued arrive while write 0's group is held.
+		queued    int
+		fail      map[int]error
+		wantSizes []int
+	}{
+		{name: "alone", queued: 0, wantSizes: []int{1}},
+		{name: "the writes queued meanwhile share one group", queued: 10, wantSizes: []int{1, 10}},
+		{name: "a group holds at most maxGroup", queued: maxGroup + 44, wantSizes: []int{1, maxGroup, 44}},
+		{name: "each write gets its own result", queued: 5, fail: map[int]error{3: errBad}, wantSizes: []int{1, 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeRun{gate: make(chan struct{}), fail: tt.fail}
+				g := &groupCommit[int]{run: f.run}
+				errs := make([]error, tt.queued+1)
+				returned := make([]bool, tt.queued+1)
+				var mu sync.Mutex
+				write := func(n int) {
+					err := g.do(context.Background(), n)
+					mu.Lock()
+					errs[n], returned[n] = err, true
+					mu.Unlock()
+				}
+				go write(0)
+				synctest.Wait() // write 0 runs alone, held
+				for n := 1; n <= tt.queued; n++ {
+					go write(n)
+				}
+				synctest.Wait()
+				if got := f.sizes(); !slices.Equal(got, []int{1}) {
+					t.Fatalf("groups while the first is held = %v, want [1]", got)
+				}
+				f.gate <- struct{}{} // release write 0's group
+				synctest.Wait()
+				mu.Lock()
+				if !returned[0] {
+					t.Errorf("write 0 did not return after its own group (it must hand the lead on, not serve the next group)")
+				}
+				mu.Unlock()
+				close(f.gate) // let the rest run
+				synctest.Wait()
+				if got := f.sizes(); !slices.Equal(got, tt.wantSizes) {
+					t.Errorf("group sizes = %v, want %v", got, tt.wantSizes)
+				}
+				for n, err := range errs {
+					if !returned[n] {
+						t.Errorf("write %d never returned", n)
+					}
+					if want := tt.fail[n]; !errors.Is(err, want) || (want == nil && err != nil) {
+						t.Errorf("write %d: err = %v, want %v", n, err, want)
+					}
+				}
+				if !g.busy && len(g.queue) == 0 {
+					return
+				}
+				t.Errorf("after every write: busy %v, queue %d, want idle", g.busy, len(g.queue))
+			})
+		})
+	}
+}
+
+// TestGroupCommitCancel: a write whose caller gives up while it waits in
+// the queue is dropped; one already in a running group is decided by it.
+func TestGroupCommitCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeRun{gate: make(chan struct{})}
+		g := &groupCommit[int]{run: f.run}
+		results := make(chan string, 4)
+		write := func(ctx context.Context, n int) {
+			err := g.do(ctx, n)
+			results <- fmt.Sprintf("%d:%v", n, err)
+		}
+		ctx1, cancel1 := context.WithCancel(context.Background())
+		go write(ctx1, 0) // leads, held
+		synctest.Wait()
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		go write(ctx2, 1) // queued first
+		synctest.Wait()
+		go write(context.Background(), 2)
+		synctest.Wait()
+		cancel1() // in a running group: waits for it
+		cancel2() // queued: dropped
+		synctest.Wait()
+		if got := <-results; got != "1:context canceled" {
+			t.Errorf("queued write given up: %s, want 1:context canceled", got)
+		}
+		f.gate <- struct{}{}
+		synctest.Wait()
+		if got := <-results; got != "0:<nil>" {
+			t.Errorf("write in the running group: %s, want 0:<nil> (its group committed)", got)
+		}
+		close(f.gate)
+		synctest.Wait()
+		if got := <-results; got != "2:<nil>" {
+			t.Errorf("write after a dropped one: %s, want 2:<nil>", got)
+		}
+		if got, want := f.sizes(), []int{1, 1}; !slices.Equal(got, want) {
+			t.Errorf("group sizes = %v, want %v (the dropped write never ran)", got, want)
+		}
+	})
+}
