@@ -294,10 +294,10 @@ func TestChaosProcesses(t *testing.T) {
 		}
 	}
 	if t.Failed() {
-		// How the partitions moved, per instance.
+		// How the partitions moved, and what went wrong, per instance.
 		for i, s := range all {
 			for _, line := range strings.Split(s.Log(), "\n") {
-				if strings.Contains(line, "component=lease") || strings.Contains(line, "level=ERROR") {
+				if strings.Contains(line, "component=lease") || strings.Contains(line, "level=ERROR") || strings.Contains(line, "level=WARN") {
 					t.Logf("instance %d: %s", i, line)
 				}
 			}
