@@ -71,6 +71,9 @@ const (
 	// handoverStep is how long after a shot's keep time a hand-over moved
 	// past it comes, absorbing small clock-offset corrections.
 	handoverStep = 50 * time.Millisecond
+	// slowRenewal is how long a renewal may take before it is logged: with
+	// the defaults, one taking 3.5 s leaves no lease beyond the window.
+	slowRenewal = time.Second
 )
 
 // Config wires a Manager. Store is required; zero tuning fields take the
@@ -440,6 +443,10 @@ func (m *Manager) renew(ctx context.Context) {
 		m.failing = 0
 	}
 	m.met.renewals.Inc()
+	if took := m.clk.Now().Sub(sent); took >= slowRenewal {
+		// Shots hold while a lease has less than the send window left.
+		m.log.Warn("lease renewal slow", "took", took)
+	}
 	got := map[int]store.Lease{}
 	for _, l := range ls {
 		got[l.Partition] = l
