@@ -90,14 +90,17 @@ func (s *Sniper) awaitLease(ctx context.Context, accountID int64, deadline time.
 		return true
 	}
 	p := l.Partition(accountID)
-	start := s.clk.Now()
+	var start time.Time // set once the shot waits
 	for {
 		if _, ok := l.Valid(p); ok {
-			if waited := s.clk.Now().Sub(start); waited > 0 {
-				// Renewals were slow or failing: the shot went out late.
-				s.log.Warn("shot held until its partition's lease was renewed", "partition", p, "waited", waited)
+			if !start.IsZero() {
+				// Renewals were slow or failing: the shot goes out late.
+				s.log.Warn("shot held until its partition's lease was renewed", "partition", p, "waited", s.clk.Now().Sub(start))
 			}
 			return true
+		}
+		if start.IsZero() {
+			start = s.clk.Now()
 		}
 		if _, held := l.Fence(p); !held || !s.clk.Now().Add(leaseWait).Before(deadline) {
 			return false
