@@ -58,6 +58,24 @@ const (
 	DefaultDrain = 5 * time.Second
 )
 
+// Hand-over timing (see handoverAt).
+const (
+	// takeoverSlack, with Renew, is how long the next holder needs between
+	// a hand-over and a shot it must send on time: noticing the free
+	// partition (up to Renew), acquiring it, loading its snipes, and
+	// marking the shot firing ahead of its moment (up to 2 s).
+	takeoverSlack = 2500 * time.Millisecond
+	// maxHandoverWait bounds how far a drain is stretched to end between
+	// shots; a partition busy for that long is handed over after Drain.
+	maxHandoverWait = 30 * time.Second
+	// handoverStep is how long after a shot's keep time a hand-over moved
+	// past it comes, absorbing small clock-offset corrections.
+	handoverStep = 50 * time.Millisecond
+	// slowRenewal is how long a renewal may take before it is logged: with
+	// the defaults, one taking 3.5 s leaves no lease beyond the window.
+	slowRenewal = time.Second
+)
+
 // Config wires a Manager. Store is required; zero tuning fields take the
 // Default* constants.
 type Config struct {
@@ -171,6 +189,8 @@ type Manager struct {
 	mismatch string
 	// failing counts renewals failed in a row (Tick's goroutine only).
 	failing int
+	// shots lists the keep times of a partition's scheduled shots (SetShots).
+	shots func(partition int, from, to time.Time) []time.Time
 
 	changed chan struct{}
 }
@@ -247,6 +267,46 @@ func (m *Manager) Keeps(p int, t time.Time) bool {
 	defer m.mu.Unlock()
 	h := m.held[p]
 	return h != nil && !m.closing && (h.drainUntil.IsZero() || t.Before(h.drainUntil))
+}
+
+// SetShots tells the manager where this instance's shots are: f lists, for
+// a partition, the local moments in [from, to) until which the partition
+// must stay held for a shot scheduled here to go out (the times the sniper
+// passes to Keeps). A drain then ends between shots, so that no shot of a
+// partition handed over waits for its next holder to take it on. Without
+// it, a drain ends after Drain.
+func (m *Manager) SetShots(f func(partition int, from, to time.Time) []time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.shots = f
+}
+
+// handoverAt is when a partition starting to drain is handed over: the
+// first moment from earliest on that is after each of its shots' keep
+// times or far enough before it (Renew + takeoverSlack) for the next
+// holder to send the shot on time. A partition without such a moment
+// within maxHandoverWait is handed over at earliest.
+func (m *Manager) handoverAt(p int, earliest time.Time) time.Time {
+	m.mu.Lock()
+	f := m.shots
+	m.mu.Unlock()
+	if f == nil {
+		return earliest
+	}
+	gap := m.cfg.Renew + takeoverSlack
+	limit := earliest.Add(maxHandoverWait)
+	keeps := f(p, earliest, limit.Add(gap))
+	slices.SortFunc(keeps, time.Time.Compare)
+	at := earliest
+	for _, k := range keeps {
+		if at.After(k.Add(-gap)) && !at.After(k) {
+			at = k.Add(handoverStep) // after it: this instance sends it
+		}
+	}
+	if at.After(limit) {
+		return earliest
+	}
+	return at
 }
 
 // Fence returns the epoch this instance holds partition p under, valid or
@@ -383,6 +443,10 @@ func (m *Manager) renew(ctx context.Context) {
 		m.failing = 0
 	}
 	m.met.renewals.Inc()
+	if took := m.clk.Now().Sub(sent); took >= slowRenewal {
+		// Shots hold while a lease has less than the send window left.
+		m.log.Warn("lease renewal slow", "took", took)
+	}
 	got := map[int]store.Lease{}
 	for _, l := range ls {
 		got[l.Partition] = l
@@ -479,19 +543,31 @@ func (m *Manager) rebalance(ctx context.Context) {
 			active = append(active, p)
 		}
 	}
+	m.mu.Unlock()
 	slices.Sort(active)
 	var draining []int
+	var until []string
 	if surplus := len(active) - target; surplus > 0 {
 		// Hand back the highest-numbered ones: any choice works, a fixed
 		// one keeps the logs readable.
 		draining = active[len(active)-surplus:]
-		for _, p := range draining {
-			m.held[p].drainUntil = now.Add(m.cfg.Drain)
+		ends := make([]time.Time, len(draining))
+		for i, p := range draining {
+			ends[i] = m.handoverAt(p, now.Add(m.cfg.Drain)) // not under m.mu: it asks the sniper
+			until = append(until, fmt.Sprintf("%d in %v", p, ends[i].Sub(now).Round(time.Millisecond)))
 		}
+		m.mu.Lock()
+		for i, p := range draining {
+			// Tick's goroutine is the only one that removes a held
+			// partition, except Release.
+			if h := m.held[p]; h != nil {
+				h.drainUntil = ends[i]
+			}
+		}
+		m.mu.Unlock()
 	}
-	m.mu.Unlock()
 	if len(draining) > 0 {
-		m.log.Info("partitions draining: handed over once armed shots are out", "partitions", draining, "share", target, "instances", len(v.Instances))
+		m.log.Info("partitions draining: handed over between shots, once armed shots are out", "partitions", draining, "handover", until, "share", target, "instances", len(v.Instances))
 		m.signal()
 	}
 	if need := target - len(active); need > 0 {

@@ -514,3 +514,53 @@ func value(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	return v
 }
+
+// TestHandoverBetweenShots: a drain ends at the first moment from Drain on
+// that is after each shot's keep time or at least Renew + takeoverSlack
+// before it, within maxHandoverWait; without a shots callback, after Drain.
+func TestHandoverBetweenShots(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := newWorld(t)
+		m, _ := w.manager("a") // Renew 1 s: the next holder needs 3.5 s
+		earliest := time.Now().Add(drain)
+		at := func(d time.Duration) time.Time { return earliest.Add(d) }
+		if got := m.handoverAt(0, earliest); !got.Equal(earliest) {
+			t.Errorf("no shots callback: hand-over at %v, want at %v", got.Sub(earliest), time.Duration(0))
+		}
+		for _, tc := range []struct {
+			name  string
+			keeps []time.Duration // after earliest
+			want  time.Duration
+		}{
+			{"no shots", nil, 0},
+			{"shots long after", []time.Duration{3500 * time.Millisecond, time.Minute}, 0},
+			{"a shot just after", []time.Duration{time.Second}, time.Second + handoverStep},
+			{"a shot at the moment", []time.Duration{0}, handoverStep},
+			{"shots too close together", []time.Duration{time.Second, 3 * time.Second, 6 * time.Second, 10 * time.Second}, 6*time.Second + handoverStep},
+			{"shots in any order", []time.Duration{10 * time.Second, 3 * time.Second, 6 * time.Second, time.Second}, 6*time.Second + handoverStep},
+			{"no gap within the limit", func() []time.Duration {
+				var out []time.Duration
+				for d := time.Duration(0); d < maxHandoverWait+10*time.Second; d += time.Second {
+					out = append(out, d)
+				}
+				return out
+			}(), 0},
+		} {
+			m.SetShots(func(p int, from, to time.Time) []time.Time {
+				var out []time.Time
+				for _, k := range tc.keeps {
+					if k := at(k); p == 0 && !k.Before(from) && k.Before(to) {
+						out = append(out, k)
+					}
+				}
+				return out
+			})
+			if got := m.handoverAt(0, earliest); !got.Equal(at(tc.want)) {
+				t.Errorf("%s: hand-over %v after the earliest, want %v", tc.name, got.Sub(earliest), tc.want)
+			}
+			if got := m.handoverAt(1, earliest); !got.Equal(earliest) {
+				t.Errorf("%s: another partition's hand-over %v after the earliest, want 0", tc.name, got.Sub(earliest))
+			}
+		}
+	})
+}

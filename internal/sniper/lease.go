@@ -28,6 +28,10 @@ type Lease interface {
 	// RecoverAt is when the firing snipes of every held partition may be
 	// resolved (the previous holders' sends are over).
 	RecoverAt() time.Time
+	// SetShots tells the lease where this instance's shots are (the keep
+	// times it passes to Keeps), so that a partition is handed over
+	// between them.
+	SetShots(f func(partition int, from, to time.Time) []time.Time)
 }
 
 // leaseWait is how often a shot whose lease is short looks again.
@@ -38,6 +42,8 @@ const leaseWait = 50 * time.Millisecond
 // (firing, placed, overdue) is recovered once its sends are over.
 func (s *Sniper) leaseLoop(ctx context.Context) {
 	l := s.cfg.Lease
+	l.SetShots(s.keepTimes)
+	defer l.SetShots(nil)
 	for {
 		select {
 		case <-ctx.Done():
@@ -84,9 +90,17 @@ func (s *Sniper) awaitLease(ctx context.Context, accountID int64, deadline time.
 		return true
 	}
 	p := l.Partition(accountID)
+	var start time.Time // set once the shot waits
 	for {
 		if _, ok := l.Valid(p); ok {
+			if !start.IsZero() {
+				// Renewals were slow or failing: the shot goes out late.
+				s.log.Warn("shot held until its partition's lease was renewed", "partition", p, "waited", s.clk.Now().Sub(start))
+			}
 			return true
+		}
+		if start.IsZero() {
+			start = s.clk.Now()
 		}
 		if _, held := l.Fence(p); !held || !s.clk.Now().Add(leaseWait).Before(deadline) {
 			return false
@@ -120,6 +134,34 @@ func (s *Sniper) armable(id int64, ver uint32, fireAt time.Time) bool {
 		return true // moved on meanwhile: markFiring decides
 	}
 	return l.Keeps(l.Partition(account), s.toLocal(fireAt).Add(handoverMargin))
+}
+
+// keepTimes lists the keep times (moment plus handoverMargin, local clock)
+// in [from, to) of the shots of partition p this instance tracks, armed or
+// not: a hand-over of p between them delays none of them.
+func (s *Sniper) keepTimes(p int, from, to time.Time) []time.Time {
+	l := s.cfg.Lease
+	var out []time.Time
+	for _, at := range s.sched.fireTimes(func(accountID int64) bool { return l.Partition(accountID) == p }) {
+		if k := s.toLocal(at).Add(handoverMargin); !k.Before(from) && k.Before(to) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// fireTimes lists the moments (marketplace clock) of the tracked snipes of
+// the accounts that match.
+func (q *schedule) fireTimes(match func(accountID int64) bool) []time.Time {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []time.Time
+	for _, t := range q.tracked {
+		if match(t.sn.AccountID) {
+			out = append(out, t.fireAt)
+		}
+	}
+	return out
 }
 
 // handoverMargin: a shot is armed on a partition being handed over only if

@@ -325,3 +325,44 @@ func TestFencedWriteRefused(t *testing.T) {
 		}
 	})
 }
+
+// TestRebalanceKeepsShotsOnTime: an instance joining takes partitions over
+// from the others (a drain, then a release and an acquire), and no shot of
+// a partition that moves is delayed by the hand-over: snipes due every
+// 100 ms from the join on all go out at their moment, whatever the phase
+// of the joining instance's renewals against the others'.
+func TestRebalanceKeepsShotsOnTime(t *testing.T) {
+	t.Parallel()
+	for _, phase := range []time.Duration{0, 100 * time.Millisecond, 250 * time.Millisecond, 450 * time.Millisecond} {
+		t.Run(phase.String(), func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				b := setup(t)
+				accts := b.accounts()
+				b.instance("a")
+				b.instance("c")
+				// Shots every 100 ms from 20 s to 50 s, but none from 32 s
+				// to 36 s: the hand-over falls there.
+				var snipes []due
+				for i := range 300 {
+					if i >= 120 && i < 160 {
+						continue
+					}
+					acct := accts[i%len(accts)]
+					snipes = append(snipes, due{b.addFor(acct, 25*time.Second+time.Duration(i)*100*time.Millisecond, 5), acct.Name})
+				}
+				converge()
+				time.Sleep(phase)
+				d := b.instance("d") // a, c, d share 2, 1, 1: c hands one over
+				time.Sleep(time.Minute)
+				b.checkOnce(snipes, time.Time{})
+				if n := len(d.m.Held()); n != 1 {
+					t.Errorf("the joining instance holds %d partitions, want 1", n)
+				}
+				if n := d.mk.n.Load(); n == 0 {
+					t.Errorf("the joining instance sent no bid: the hand-over waited for the last shot")
+				}
+			})
+		})
+	}
+}
