@@ -362,7 +362,7 @@ func (s *Store) ListSnipes(ctx context.Context, accountID int64, q store.ListQue
 	}
 	defer rows.Close()
 	var (
-		page []store.Snipe
+		page = make([]store.Snipe, 0, min(max(q.Limit, 0), 100))
 		n    int64
 	)
 	for rows.Next() {
