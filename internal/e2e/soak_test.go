@@ -68,8 +68,8 @@ type soak struct {
 	key    string
 	client *http.Client
 
-	errs     atomic.Int64
-	missed   atomic.Int64 // shots the sniper reached too late (outcome missed)
+	errs   atomic.Int64
+	missed atomic.Int64 // shots the sniper reached too late (outcome missed)
 	// missedOK is how many missed shots are tolerated, logged not failed
 	// (the CI run on a loaded machine; 0 for the long run).
 	missedOK int64
