@@ -119,10 +119,17 @@ func (s *Store) UpsertSnipe(ctx context.Context, accountID, itemNo int64, ch sto
 				return err
 			}
 		}
+		update := ch.Exists // an edit: try the update first
 		for range upsertAttempts {
-			id, inserted, err := insertNew(ctx, tx, accountID, itemNo, ch, gid, now)
-			if err != nil {
-				return err
+			var (
+				id       int64
+				inserted bool
+				err      error
+			)
+			if !update {
+				if id, inserted, err = insertNew(ctx, tx, accountID, itemNo, ch, gid, now); err != nil {
+					return err
+				}
 			}
 			if !inserted {
 				var found bool
@@ -130,7 +137,8 @@ func (s *Store) UpsertSnipe(ctx context.Context, accountID, itemNo int64, ch sto
 					return err
 				}
 				if !found {
-					continue // deleted between our insert and update: try again
+					update = false
+					continue // deleted since it was seen: try the insert (again)
 				}
 			}
 			created = inserted
