@@ -30,7 +30,9 @@ func TestParseServe(t *testing.T) {
 		{[]string{"--sim-retention", "90m", "--sqlite-cache", "8"}, false, func(c serveConfig) bool {
 			return c.simRetention == 90*time.Minute && c.store.cacheMiB == 8
 		}},
-		{nil, false, func(c serveConfig) bool { return c.simRetention == sim.DefaultRetention && c.store.cacheMiB == sqlite.DefaultCacheMiB }},
+		{nil, false, func(c serveConfig) bool {
+			return c.simRetention == sim.DefaultRetention && c.store.cacheMiB == sqlite.DefaultCacheMiB
+		}},
 		{[]string{"--sim-retention", "30s"}, true, nil},
 		{[]string{"--sqlite-cache", "0"}, true, nil},
 		{[]string{"--rate-limit", "-1"}, true, nil},
