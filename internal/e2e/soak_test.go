@@ -47,8 +47,9 @@ const (
 	// soakSteady is how many long-running snipes the mixed addBids update.
 	soakSteady = 20
 	// soakRetention is how long the simulator keeps an ended auction: the
-	// soak lists 50 a second, and a shot is verified 10 s after its end.
-	soakRetention = "1m"
+	// soak lists 50 a second, and a shot is settled 2 s and verified 10 s
+	// after its end (rechecked up to soakSettleMax), well inside it.
+	soakRetention = "2m"
 	// soakCacheMiB caps SQLite's writer page cache so that it is full
 	// within the warm-up (~0.9 KB a snipe: 4 MiB after ~4,500 shots, 90 s);
 	// the default 64 MiB would fill for 23 minutes and hide a leak.
@@ -74,7 +75,7 @@ type soak struct {
 	// (the CI run on a loaded machine; 0 for the long run).
 	missedOK int64
 	errMu    sync.Mutex
-	errShown int
+	errKinds map[string]int // errors by kind
 	sent     atomic.Int64
 
 	latMu sync.Mutex
@@ -192,7 +193,7 @@ func (so *soak) dispatch(tasks chan<- func(), task func()) {
 	select {
 	case tasks <- task:
 	default:
-		so.fail("load backlog full: the server fell behind %d requests a second", soakAPIRate)
+		so.fail("backlog full", "load backlog full: the server fell behind %d requests a second", soakAPIRate)
 	}
 }
 
@@ -282,7 +283,7 @@ func (so *soak) verify(sh soakShot) bool {
 		} `json:"bidResult"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
-		so.fail("shot on item %s: checkSnipeStatus answered %.300s", sh.item, body)
+		so.fail("bad checkSnipeStatus", "shot on item %s: checkSnipeStatus answered %.300s", sh.item, body)
 		return true
 	}
 	switch s := v.BidResult.Shorthand; {
@@ -300,7 +301,7 @@ func (so *soak) verify(sh soakShot) bool {
 		so.t.Logf("shot on item %s missed (tolerated in the short run): %.300s", sh.item, body)
 		return true
 	default:
-		so.fail("shot on item %s: outcome %q %v after its end, want won: %.300s", sh.item, s, time.Since(sh.end).Round(time.Second), body)
+		so.fail("shot outcome "+s, "shot on item %s: outcome %q %v after its end, want won: %.300s", sh.item, s, time.Since(sh.end).Round(time.Second), body)
 		return true
 	}
 }
@@ -314,7 +315,7 @@ func (so *soak) createItem(title, endsIn string) string {
 		ItemNo string `json:"item_no"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil || v.ItemNo == "" {
-		so.fail("createItem answered %.200s", body)
+		so.fail("bad createItem", "createItem answered %.200s", body)
 		return ""
 	}
 	return v.ItemNo
@@ -332,7 +333,7 @@ func (so *soak) call(path string, q url.Values) ([]byte, bool) {
 	t0 := time.Now()
 	res, err := so.client.Get(so.s.URL + path + "?" + q.Encode())
 	if err != nil {
-		so.fail("GET %s: %v", path, err)
+		so.fail("transport error "+path, "GET %s: %v", path, err)
 		return nil, false
 	}
 	body, err := io.ReadAll(res.Body)
@@ -343,19 +344,22 @@ func (so *soak) call(path string, q url.Values) ([]byte, bool) {
 	so.lat = append(so.lat, d)
 	so.latMu.Unlock()
 	if err != nil || res.StatusCode != http.StatusOK {
-		so.fail("GET %s = %d %v: %.300s", path, res.StatusCode, err, body)
+		so.fail(fmt.Sprintf("status %d %s", res.StatusCode, path), "GET %s = %d %v: %.300s", path, res.StatusCode, err, body)
 		return nil, false
 	}
 	return body, true
 }
 
-// fail counts an error and shows the first few.
-func (so *soak) fail(format string, args ...any) {
+// fail counts an error of a kind and shows the first few of each kind.
+func (so *soak) fail(kind, format string, args ...any) {
 	so.errs.Add(1)
 	so.errMu.Lock()
 	defer so.errMu.Unlock()
-	if so.errShown < 10 {
-		so.errShown++
+	if so.errKinds == nil {
+		so.errKinds = map[string]int{}
+	}
+	so.errKinds[kind]++
+	if so.errKinds[kind] <= 3 {
 		so.t.Errorf(format, args...)
 	}
 }
@@ -436,6 +440,8 @@ func (so *soak) report(elapsed, warmup time.Duration, rss []rssSample, maxGrowth
 		t.Errorf("RSS grew %.1f%% after warm-up (%.1f → %.1f MiB), want at most %.0f%%", 100*growth, base/1024, last/1024, 100*maxGrowth)
 	}
 	if so.errs.Load() > 0 {
-		t.Errorf("%d errors during the soak, want 0", so.errs.Load())
+		so.errMu.Lock()
+		t.Errorf("%d errors during the soak, want 0: %v", so.errs.Load(), so.errKinds)
+		so.errMu.Unlock()
 	}
 }
