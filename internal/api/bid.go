@@ -98,6 +98,7 @@ func (h *bidHandler) add(w http.ResponseWriter, r *http.Request, c *call) error 
 		return e
 	}
 	ch.Item = snapshot(it)
+	ch.Exists = exists
 
 	// The minimum rule applies to a bid set by this request. force falls
 	// back to the stored flag so that re-sending only bid keeps its meaning.

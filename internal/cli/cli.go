@@ -93,6 +93,9 @@ func usageErr(format string, a ...any) error {
 type storeFlags struct {
 	data        string
 	databaseURL string
+	// cacheMiB is SQLite's writer page cache cap (serve's --sqlite-cache;
+	// 0: the store's default).
+	cacheMiB int
 }
 
 func (s *storeFlags) register(fs *flag.FlagSet) {

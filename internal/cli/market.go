@@ -210,6 +210,7 @@ func openMarket(ctx context.Context, p marketParams) (*servedMarket, error) {
 			Logger:       p.log.With("component", "sim"),
 			ImageBaseURL: p.base,
 			ClockSkew:    c.simSkew,
+			Retention:    c.simRetention,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("open simulator: %w", err)

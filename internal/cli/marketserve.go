@@ -75,17 +75,18 @@ func (r ruNames) Set(v string) error {
 
 // marketServeConfig is everything `sniped market serve` is told.
 type marketServeConfig struct {
-	addr       string
-	data       string
-	publicURL  string
-	clientID   string
-	runames    ruNames
-	marketSeed int64
-	simItems   int
-	simBidders string
-	simSkew    time.Duration
-	simControl string
-	logLevel   string
+	addr         string
+	data         string
+	publicURL    string
+	clientID     string
+	runames      ruNames
+	marketSeed   int64
+	simItems     int
+	simBidders   string
+	simSkew      time.Duration
+	simRetention time.Duration
+	simControl   string
+	logLevel     string
 }
 
 func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error) {
@@ -101,12 +102,13 @@ func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error
 	fs.IntVar(&c.simItems, "sim-items", sim.DefaultItems, "live auctions to generate on first start")
 	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "rival bidding activity: off, low, normal or high")
 	fs.DurationVar(&c.simSkew, "sim-clock-skew", 0, "offset of the marketplace clock (and its Date headers) from this machine's, e.g. 3s")
+	fs.DurationVar(&c.simRetention, "sim-retention", sim.DefaultRetention, "how long an ended auction stays on the marketplace before it is dropped (at least 1m)")
 	fs.StringVar(&c.simControl, "sim-control", "auto", "serve the keyless /sim/ control endpoints: on, off, or auto (only on loopback); /sim/token always needs the client credentials")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
-	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems); err != nil {
+	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems, c.simRetention); err != nil {
 		return c, err
 	}
 	if c.clientID == "" {
@@ -117,7 +119,7 @@ func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error
 
 // checkSimFlags checks the simulator's flags, which serve (--market sim)
 // and market serve share.
-func checkSimFlags(bidders, control string, items int) error {
+func checkSimFlags(bidders, control string, items int, retention time.Duration) error {
 	switch bidders {
 	case "off", "low", "normal", "high":
 	default:
@@ -130,6 +132,9 @@ func checkSimFlags(bidders, control string, items int) error {
 	}
 	if items < 1 {
 		return usageErr("--sim-items must be at least 1")
+	}
+	if retention < time.Minute {
+		return usageErr("--sim-retention must be at least 1m, not %v", retention)
 	}
 	return nil
 }
@@ -166,6 +171,7 @@ func runMarketServe(args []string, stderr io.Writer) error {
 	s, err := sim.Open(ctx, sim.Config{
 		Path: filepath.Join(c.data, "sim.db"), Seed: c.marketSeed, Items: c.simItems, Bidders: c.simBidders,
 		Clock: clk, Logger: log.With("component", "sim"), ImageBaseURL: base, ClockSkew: c.simSkew,
+		Retention: c.simRetention,
 	})
 	if err != nil {
 		return fmt.Errorf("open simulator: %w", err)

@@ -30,6 +30,7 @@ import (
 	"github.com/sniped/sniped/internal/market/sim"
 	"github.com/sniped/sniped/internal/sniper"
 	"github.com/sniped/sniped/internal/store"
+	"github.com/sniped/sniped/internal/store/sqlite"
 	"github.com/sniped/sniped/internal/web"
 )
 
@@ -54,6 +55,7 @@ type serveConfig struct {
 	simItems     int
 	simBidders   string
 	simSkew      time.Duration
+	simRetention time.Duration
 	simControl   string
 	market       marketConfig
 	keys         secretFlags
@@ -65,6 +67,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs := flag.NewFlagSet("sniped serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c.store.register(fs)
+	fs.IntVar(&c.store.cacheMiB, "sqlite-cache", sqlite.DefaultCacheMiB, "SQLite store: the writer's page cache cap in MiB (memory it keeps once the store is large)")
 	c.lease.register(fs)
 	fs.StringVar(&c.addr, "addr", envOr(envAddr, DefaultAddr), "address to listen on (env "+envAddr+"); port 0 picks a free port")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics (and the Go profiler, /debug/pprof/) on this address instead of the public one, e.g. 127.0.0.1:9090 (default: /metrics on --addr, no profiler)")
@@ -79,6 +82,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.IntVar(&c.simItems, "sim-items", sim.DefaultItems, "simulator: live auctions to generate on first start")
 	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "simulator: rival bidding activity: off, low, normal or high")
 	fs.DurationVar(&c.simSkew, "sim-clock-skew", 0, "simulator: offset of the marketplace clock from this machine's, e.g. 3s or -1.5s")
+	fs.DurationVar(&c.simRetention, "sim-retention", sim.DefaultRetention, "simulator: how long an ended auction stays on the marketplace before it is dropped (at least 1m)")
 	fs.StringVar(&c.simControl, "sim-control", "auto", "simulator: serve the /sim/ control endpoints (createItem, placeBid, ...): on, off, or auto (on only when listening on loopback; they need no key)")
 	c.market.register(fs)
 	c.keys.register(fs)
@@ -100,10 +104,13 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	if err := c.lease.validate(); err != nil {
 		return c, err
 	}
+	if c.store.cacheMiB < 1 {
+		return c, usageErr("--sqlite-cache must be at least 1 (MiB)")
+	}
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return c, usageErr("--rate-limit must be >= 0 and --rate-burst >= 1")
 	}
-	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems); err != nil {
+	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems, c.simRetention); err != nil {
 		return c, err
 	}
 	return c, nil

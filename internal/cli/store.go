@@ -23,7 +23,7 @@ func openStore(ctx context.Context, sf storeFlags) (store.Store, error) {
 		return nil, fmt.Errorf("create data folder: %w", err)
 	}
 	path := filepath.Join(sf.data, storeFile)
-	st, err := sqlite.Open(ctx, path)
+	st, err := sqlite.OpenWith(ctx, path, sqlite.Options{CacheMiB: sf.cacheMiB})
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}

@@ -152,6 +152,10 @@ type SnipeChange struct {
 	GroupName *string
 	// Item is always stored: addBid has just fetched it.
 	Item ItemSnapshot
+	// Exists is a hint: the caller has just read the snipe, so the update
+	// is tried before the insert (one statement fewer for an edit). The
+	// result is the same either way.
+	Exists bool
 }
 
 // DefaultDelay is the delay of a snipe created without one.

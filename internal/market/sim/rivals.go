@@ -44,7 +44,8 @@ const soonMs = 3600_000
 
 // Run runs the marketplace's background life until ctx ends: ended listings
 // are replaced by new ones at the tail of the schedule (so something always
-// ends soon), and rival bidders bid early and at the last second. It returns
+// ends soon), auctions ended longer than Config.Retention ago are dropped,
+// and rival bidders bid early and at the last second. It returns
 // nil when ctx ends. Correctness never depends on Run: auctions end lazily
 // on the clock.
 func (s *Sim) Run(ctx context.Context) error {
@@ -63,6 +64,9 @@ func (s *Sim) Run(ctx context.Context) error {
 		}
 		t.Reset(tickInterval)
 		if tick%churnEvery == 0 {
+			if err := s.purge(ctx); err != nil {
+				s.log.Warn("simulator could not drop old auctions", "err", err)
+			}
 			if err := s.churn(ctx, relist, sellers); err != nil {
 				s.log.Warn("simulator relisting failed", "err", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime"
+	"strconv"
 
 	"github.com/pressly/goose/v3"
 	_ "modernc.org/sqlite" // registers driver "sqlite"
@@ -30,8 +31,18 @@ var migrations embed.FS
 // made durable by walSync (durable.go).
 const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=foreign_keys(ON)&_pragma=synchronous(NORMAL)"
 
-// writerCacheKiB is the writer connection's page cache limit (64 MiB).
-const writerCacheKiB = "65536"
+// DefaultCacheMiB is the writer connection's page cache limit when
+// Options.CacheMiB is 0.
+const DefaultCacheMiB = 64
+
+// Options tune Open.
+type Options struct {
+	// CacheMiB caps the writer connection's page cache (default
+	// DefaultCacheMiB). The cache is allocated as pages are touched and
+	// kept up to the cap, outside the Go heap: it is most of the resident
+	// memory a large store adds.
+	CacheMiB int
+}
 
 // Store is store.Store on a SQLite file.
 type Store struct {
@@ -45,16 +56,24 @@ var _ store.Store = (*Store)(nil)
 // it to the latest schema. path must name a file: the writer and reader
 // pools need to see one database.
 func Open(ctx context.Context, path string) (*Store, error) {
+	return OpenWith(ctx, path, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
+	if opt.CacheMiB <= 0 {
+		opt.CacheMiB = DefaultCacheMiB
+	}
 	if path == "" || path == ":memory:" {
 		return nil, errors.New("sqlite: open: path must name a database file")
 	}
 	// Write transactions take the lock at BEGIN (immediate), so two writers
 	// never deadlock upgrading read locks; within the process one writer
 	// connection queues them in Go instead of in SQLite's busy sleeps. The
-	// writer's page cache is raised from 2 MB to at most 64 MB: index
+	// writer's page cache is raised from 2 MB to at most 64 MB (by default): index
 	// maintenance on a large snipes table otherwise rereads pages from the
 	// OS (measured: importing 200,000 snipes took 7.7 s with 2 MB, 3.7 s with 64 MB).
-	w, err := sql.Open("sqlite", path+"?"+pragmas+"&_txlock=immediate&_pragma=cache_size(-"+writerCacheKiB+")")
+	w, err := sql.Open("sqlite", path+"?"+pragmas+"&_txlock=immediate&_pragma=cache_size(-"+strconv.Itoa(opt.CacheMiB*1024)+")")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}

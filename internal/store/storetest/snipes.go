@@ -36,6 +36,22 @@ var snipeTests = []test{
 		_, err = b.s.SnipeByID(b.ctx, s.ID+1000)
 		wantErr(t, "SnipeByID(unknown)", err, store.ErrNotFound)
 	}},
+	{"ExistsIsOnlyAHint", func(t *testing.T, b *bundle) {
+		// A wrong hint either way gives the same result as a right one.
+		it := item(b.now.Add(hour))
+		s, created, err := b.s.UpsertSnipe(b.ctx, b.alice.ID, 8, store.SnipeChange{Bid: ptr(money.Amount(100)), Item: it, Exists: true}, b.now)
+		if err != nil || !created || s.Bid != 100 {
+			t.Fatalf("UpsertSnipe(new, Exists) = %+v, created %v, %v; want created with bid 1.00", s, created, err)
+		}
+		s2, created, err := b.s.UpsertSnipe(b.ctx, b.alice.ID, 8, store.SnipeChange{Bid: ptr(money.Amount(200)), Item: it}, b.now)
+		if err != nil || created || s2.ID != s.ID || s2.Bid != 200 {
+			t.Fatalf("UpsertSnipe(existing, not Exists) = %+v, created %v, %v; want snipe %d updated to 2.00", s2, created, err, s.ID)
+		}
+		s3, created, err := b.s.UpsertSnipe(b.ctx, b.alice.ID, 8, store.SnipeChange{Bid: ptr(money.Amount(300)), Item: it, Exists: true}, b.now)
+		if err != nil || created || s3.ID != s.ID || s3.Bid != 300 {
+			t.Fatalf("UpsertSnipe(existing, Exists) = %+v, created %v, %v; want snipe %d updated to 3.00", s3, created, err, s.ID)
+		}
+	}},
 	{"CreateWithFields", func(t *testing.T, b *bundle) {
 		ch := store.SnipeChange{Bid: ptr(money.Amount(4550)), Delay: ptr(3), Enabled: ptr(false), Force: ptr(true), GroupName: ptr("lenses"), Item: item(b.now.Add(hour))}
 		s := b.upsert(t, b.alice.ID, 7, ch)
