@@ -59,7 +59,8 @@ type Account struct {
 type AccountStore interface {
 	// CreateAccount adds an account; a taken name is ErrConflict.
 	CreateAccount(ctx context.Context, name string, tier Tier, keyHash []byte, now time.Time) (Account, error)
-	// AccountByKeyHash finds the account whose key hashes to keyHash.
+	// AccountByKeyHash finds the account whose key hashes to keyHash; the
+	// match that grants access is confirmed in constant time.
 	AccountByKeyHash(ctx context.Context, keyHash []byte) (Account, error)
 	// AccountByName finds an account by name.
 	AccountByName(ctx context.Context, name string) (Account, error)
