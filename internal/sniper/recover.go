@@ -185,24 +185,28 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, time.Ti
 		// have been a refusal, which leaves none either: when the price
 		// was already above the maximum at the moment, every attempt was
 		// (or would have been) refused as too low.
+		// The price decides before an early end: a Buy It Now after the
+		// moment is not why a bid refused at the moment lost.
 		code, detail := outcome.Missed, "sniped was interrupted while sending this bid; the marketplace holds no bid from this snipe."
-		switch c, ok := endedCode(bs.EndReason); {
-		case ok:
+		why := "sniped was interrupted while sending it; the marketplace holds no bid from this snipe"
+		if sn.Outcome == outcome.MarketDown {
+			code, detail = outcome.MarketDown, "The marketplace was unavailable until the end and the bid never reached it."
+			why = "its answers were lost or it was unavailable; it holds no bid from this snipe"
+		}
+		unsure := sn.Outcome == outcome.Pending || sn.Outcome == outcome.MarketDown
+		d, low := "", false
+		if unsure {
+			d, low = s.tooLowAt(ctx, sn, why)
+		}
+		switch c, early := endedCode(bs.EndReason); {
+		case low:
+			code, detail = outcome.TooLow, d
+		case early:
 			code, detail = c, ""
-		case sn.Outcome == outcome.Pending:
-			if d, low := s.tooLowAt(ctx, sn, "sniped was interrupted while sending it; the marketplace holds no bid from this snipe"); low {
-				code, detail = outcome.TooLow, d
-			}
-		default:
+		case !unsure:
 			// send left it firing with a provisional refusal: now proven
 			// that the bid never arrived.
 			code, detail = sn.Outcome, sn.OutcomeDetail
-			if code == outcome.MarketDown {
-				detail = "The marketplace was unavailable until the end and the bid never reached it."
-				if d, low := s.tooLowAt(ctx, sn, "its answers were lost or it was unavailable; it holds no bid from this snipe"); low {
-					code, detail = outcome.TooLow, d
-				}
-			}
 		}
 		s.markEnded(ctx, sn, bs.CurrentPrice)
 		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail})
@@ -254,14 +258,38 @@ func (s *Sniper) priceAt(ctx context.Context, itemNo int64, at time.Time) (money
 // after its end, saying that the marketplace never confirmed either way.
 // The sweep asks again later and corrects it (recheck).
 func (s *Sniper) abandon(ctx context.Context, sn store.Snipe) {
-	detail := fmt.Sprintf("%s: every lookup failed until %s UTC. sniped keeps asking for a day and corrects this outcome when the marketplace answers; meanwhile, check the item on the marketplace.", unconfirmed, s.marketNow().UTC().Format(time.DateTime))
+	detail := fmt.Sprintf("%s: every lookup failed until %s UTC. sniped keeps asking (for a day, while it runs) and corrects this outcome when the marketplace answers; meanwhile, check the item on the marketplace.", unconfirmedDetail, s.marketNow().UTC().Format(time.DateTime))
 	s.log.Error("firing snipe abandoned: marketplace never confirmed", "snipe", sn.ID)
-	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: outcome.MarketDown, Detail: detail})
+	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: outcome.MarketDown, Detail: detail}) {
+		s.resolvingMu.Lock()
+		s.unconfirmed[sn.ID] = struct{}{}
+		s.resolvingMu.Unlock()
+	}
 }
 
-// unconfirmed opens the detail of an abandoned snipe (abandon), which is
+// unconfirmedIDs lists the abandoned snipes to ask about again. They are
+// kept in memory: after a restart, an abandoned outcome is no longer
+// corrected.
+func (s *Sniper) unconfirmedIDs() []int64 {
+	s.resolvingMu.Lock()
+	defer s.resolvingMu.Unlock()
+	out := make([]int64, 0, len(s.unconfirmed))
+	for id := range s.unconfirmed {
+		out = append(out, id)
+	}
+	return out
+}
+
+// confirmed stops asking about an abandoned snipe.
+func (s *Sniper) confirmed(id int64) {
+	s.resolvingMu.Lock()
+	defer s.resolvingMu.Unlock()
+	delete(s.unconfirmed, id)
+}
+
+// unconfirmedDetail opens the detail of an abandoned snipe (abandon), which is
 // how the sweep knows to ask again.
-const unconfirmed = "sniped could not learn from the marketplace whether the bid arrived"
+const unconfirmedDetail = "sniped could not learn from the marketplace whether the bid arrived"
 
 // recheckFor is how long after its end an abandoned snipe is asked about.
 const recheckFor = 24 * time.Hour
@@ -270,7 +298,7 @@ const recheckFor = 24 * time.Hour
 // be corrected.
 func (s *Sniper) abandoned(sn store.Snipe) bool {
 	return sn.State == store.StateSettled && sn.Outcome == outcome.MarketDown &&
-		strings.HasPrefix(sn.OutcomeDetail, unconfirmed) && s.marketNow().Before(sn.Item.End.Add(recheckFor))
+		strings.HasPrefix(sn.OutcomeDetail, unconfirmedDetail) && s.marketNow().Before(sn.Item.End.Add(recheckFor))
 }
 
 // recheck asks the marketplace again about an abandoned snipe and, once it
@@ -318,6 +346,7 @@ func (s *Sniper) recheck(ctx context.Context, sn store.Snipe) {
 		}
 		return
 	}
+	s.confirmed(sn.ID)
 	s.log.Info("abandoned snipe corrected", "snipe", sn.ID, "outcome", outcome.Of(code).Shorthand)
 	s.met.outcomes.WithLabelValues(outcome.Of(code).Shorthand).Inc()
 	if sn.GroupID != 0 {

@@ -190,34 +190,26 @@ func (s *Sniper) sweepLoop(ctx context.Context) {
 	})
 }
 
-// unsentPage is how many recently ended snipes per account the unsent
-// sweep looks at.
-const unsentPage = 100
-
-// sweepUnsent looks at each account's most recently ended snipes. It
-// settles the scheduled ones that will not be sent (disabled, or their item
-// stored as ended): the horizon scans return armed snipes only, so such a
-// snipe left by a restart or a failed write is found here. It also asks
-// again about the abandoned ones (recheck).
+// sweepUnsent settles the scheduled snipes that will not be sent (disabled,
+// or their item stored as ended) once their items are over: the horizon
+// scans return armed snipes only, so such a snipe left by a restart or a
+// failed write is found here. It also asks again about the abandoned
+// snipes (recheck).
 func (s *Sniper) sweepUnsent(ctx context.Context) error {
-	accs, err := s.st.Accounts(ctx)
+	sns, err := s.st.SnipesInState(ctx, store.StateUnsent, s.marketNow(), s.cfg.LoadLimit)
 	if err != nil {
-		return fmt.Errorf("accounts: %w", err)
+		return fmt.Errorf("unsent snipes: %w", err)
 	}
-	now := s.marketNow()
-	for _, a := range accs {
-		page, _, err := s.st.ListSnipes(ctx, a.ID, store.ListQuery{Filter: store.FilterCompleted, OrderBy: "ends", Desc: true, Limit: unsentPage, Now: now})
-		if err != nil {
-			return fmt.Errorf("ended snipes of account %d: %w", a.ID, err)
+	for _, sn := range sns {
+		s.sched.unsentAt(sn.ID, s.clk.Now())
+	}
+	for _, id := range s.unconfirmedIDs() {
+		sn, err := s.st.SnipeByID(ctx, id)
+		if err != nil || !s.abandoned(sn) {
+			s.confirmed(id)
+			continue
 		}
-		for _, sn := range page {
-			switch {
-			case sn.State == store.StateScheduled && sn.Bid > 0 && !armed(sn):
-				s.sched.unsentAt(sn.ID, s.clk.Now())
-			case s.abandoned(sn):
-				s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.recheck(lowPriority(ctx), sn) })
-			}
-		}
+		s.trySpawn(ctx, s.bg, func(ctx context.Context) { s.recheck(lowPriority(ctx), sn) })
 	}
 	return nil
 }

@@ -151,10 +151,11 @@ type Sniper struct {
 	health health
 	// resolving holds the firing snipes being resolved, and rechecking the
 	// abandoned ones being asked about again (recover.go), so that none is
-	// worked on twice at once.
+	// worked on twice at once; unconfirmed lists the abandoned ones.
 	resolvingMu sync.Mutex
 	resolving   map[int64]store.Snipe
 	rechecking  map[int64]struct{}
+	unconfirmed map[int64]struct{}
 
 	sched *schedule
 	// sem bounds the goroutines arming and sending shots; bg bounds the
@@ -183,21 +184,22 @@ func New(cfg Config) *Sniper {
 	cfg.defaults()
 	met := newMetrics(cfg.Registerer)
 	s := &Sniper{
-		cfg:        cfg,
-		st:         &gatedStore{Store: cfg.Store, g: &gate{}},
-		mk:         cfg.Market,
-		clk:        cfg.Clock,
-		log:        cfg.Logger,
-		met:        met,
-		sem:        make(chan struct{}, cfg.MaxInFlight),
-		bg:         make(chan struct{}, max(1, cfg.MaxInFlight/8)),
-		changedIDs: map[int64]struct{}{},
-		changedSig: make(chan struct{}, 1),
-		accounts:   map[int64]string{},
-		groups:     map[int64]*groupLock{},
-		resolving:  map[int64]store.Snipe{},
-		rechecking: map[int64]struct{}{},
-		retimeCh:   make(chan struct{}),
+		cfg:         cfg,
+		st:          &gatedStore{Store: cfg.Store, g: &gate{}},
+		mk:          cfg.Market,
+		clk:         cfg.Clock,
+		log:         cfg.Logger,
+		met:         met,
+		sem:         make(chan struct{}, cfg.MaxInFlight),
+		bg:          make(chan struct{}, max(1, cfg.MaxInFlight/8)),
+		changedIDs:  map[int64]struct{}{},
+		changedSig:  make(chan struct{}, 1),
+		accounts:    map[int64]string{},
+		groups:      map[int64]*groupLock{},
+		resolving:   map[int64]store.Snipe{},
+		rechecking:  map[int64]struct{}{},
+		unconfirmed: map[int64]struct{}{},
+		retimeCh:    make(chan struct{}),
 	}
 	promauto.With(cfg.Registerer).NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sniped_sniper_goroutines",

@@ -241,12 +241,17 @@ func TestEndedSnapshotLeftScheduled(t *testing.T) {
 		crash        bool
 		restartAfter time.Duration
 		failFor      time.Duration
-		want         outcome.Code
+		// crowd is how many other snipes of the account end just after
+		// this one (a busy account: the settling scan must not look only
+		// at the most recent ones).
+		crowd int
+		want  outcome.Code
 	}{
 		{name: "cancelled, crash after pre-flight", cancel: true, crash: true, restartAfter: 5 * time.Second, want: outcome.EndedEarly},
 		{name: "cancelled, restart long after", cancel: true, crash: true, restartAfter: 10 * time.Minute, want: outcome.EndedEarly},
 		{name: "ended, crash after pre-flight", crash: true, restartAfter: 2 * time.Second, want: outcome.Missed},
 		{name: "cancelled, settling writes fail", cancel: true, failFor: 20 * time.Second, want: outcome.EndedEarly},
+		{name: "ended, crash, busy account", crash: true, restartAfter: 2 * time.Second, crowd: 150, want: outcome.Missed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,6 +260,10 @@ func TestEndedSnapshotLeftScheduled(t *testing.T) {
 				b := setup(t)
 				no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
 				sn := b.add(no, 500, 3, snipeOpts{})
+				for i := range tt.crowd {
+					other := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2*time.Minute + time.Duration(i+1)*10*time.Millisecond})
+					b.add(other, 0, 3, snipeOpts{}) // watched
+				}
 				if !tt.crash {
 					b.start()
 				}

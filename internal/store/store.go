@@ -98,6 +98,12 @@ const (
 	// StateSettled: the outcome is known and final (or the snipe was
 	// skipped). An edit on a still-running item re-arms it.
 	StateSettled State = "settled"
+
+	// StateUnsent is not a stored state but a selector for SnipesInState:
+	// scheduled snipes with a bid that will not be sent, because they are
+	// disabled or their item is stored as ended. The sniper settles them
+	// once their items are over.
+	StateUnsent State = "unsent"
 )
 
 // ItemSnapshot is the last known state of a snipe's marketplace item, kept
@@ -213,7 +219,8 @@ type SnipeStore interface {
 	SnipeByID(ctx context.Context, id int64) (Snipe, error)
 	// SnipesInState returns up to limit snipes in state with FireAt before
 	// `before`, by FireAt then ID. For StateScheduled only armed snipes are
-	// returned: Enabled, Bid > 0 and Item not Ended.
+	// returned: Enabled, Bid > 0 and Item not Ended; StateUnsent selects the
+	// other scheduled snipes with a bid.
 	SnipesInState(ctx context.Context, state State, before time.Time, limit int) ([]Snipe, error)
 	// Transition moves a snipe from one of p.From to p.To with an outcome,
 	// atomically (compare-and-set). It is ErrConflict if the snipe is not in

@@ -405,15 +405,25 @@ func (s *Store) ListSnipes(ctx context.Context, accountID int64, q store.ListQue
 	return page, count, nil
 }
 
-// SnipesInState returns up to limit snipes in state due before `before`,
-// by FireAt then ID; scheduled ones only when armed.
-func (s *Store) SnipesInState(ctx context.Context, state store.State, before time.Time, limit int) ([]store.Snipe, error) {
-	cond := `s.state = $1 AND s.fire_at_ms < $2`
-	if state == store.StateScheduled {
-		cond += ` AND s.enabled = 1 AND s.bid_cents > 0 AND s.item_ended = 0`
+// stateCond selects the snipes in state, with $1 bound to the stored
+// state it returns: scheduled means armed, and unsent (store.StateUnsent)
+// the scheduled snipes with a bid that are not.
+func stateCond(state store.State) (cond string, stored string) {
+	switch state {
+	case store.StateScheduled:
+		return `s.state = $1 AND s.enabled = 1 AND s.bid_cents > 0 AND s.item_ended = 0`, string(state)
+	case store.StateUnsent:
+		return `s.state = $1 AND s.bid_cents > 0 AND (s.enabled = 0 OR s.item_ended = 1)`, string(store.StateScheduled)
 	}
-	out, err := querySnipes(ctx, s.r, selectSnipes+` WHERE `+cond+` ORDER BY s.fire_at_ms, s.id LIMIT $3`,
-		string(state), ms(before), limitOrAll(limit))
+	return `s.state = $1`, string(state)
+}
+
+// SnipesInState returns up to limit snipes in state due before `before`,
+// by FireAt then ID (stateCond).
+func (s *Store) SnipesInState(ctx context.Context, state store.State, before time.Time, limit int) ([]store.Snipe, error) {
+	cond, stored := stateCond(state)
+	out, err := querySnipes(ctx, s.r, selectSnipes+` WHERE `+cond+` AND s.fire_at_ms < $2 ORDER BY s.fire_at_ms, s.id LIMIT $3`,
+		stored, ms(before), limitOrAll(limit))
 	if err != nil {
 		return nil, fmt.Errorf("snipes in state %s: %w", state, err)
 	}
@@ -428,16 +438,14 @@ func (s *Store) SnipesInPartitions(ctx context.Context, q store.PartitionQuery) 
 	if q.Partitions <= 0 {
 		return nil, fmt.Errorf("snipes in partitions: %d partitions: must be positive", q.Partitions)
 	}
-	args := []any{string(q.State), ms(q.Before), limitOrAll(q.Limit), q.Partitions}
+	cond, stored := stateCond(q.State)
+	args := []any{stored, ms(q.Before), limitOrAll(q.Limit), q.Partitions}
 	in := make([]string, len(q.Only))
 	for i, p := range q.Only {
 		args = append(args, p)
 		in[i] = "$" + strconv.Itoa(len(args))
 	}
-	cond := `s.state = $1 AND s.fire_at_ms < $2 AND s.account_id % $4 IN (` + strings.Join(in, ", ") + `)`
-	if q.State == store.StateScheduled {
-		cond += ` AND s.enabled = 1 AND s.bid_cents > 0 AND s.item_ended = 0`
-	}
+	cond += ` AND s.fire_at_ms < $2 AND s.account_id % $4 IN (` + strings.Join(in, ", ") + `)`
 	out, err := querySnipes(ctx, s.r, selectSnipes+` WHERE `+cond+` ORDER BY s.fire_at_ms, s.id LIMIT $3`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("snipes in state %s of partitions %v: %w", q.State, q.Only, err)

@@ -34,6 +34,10 @@ var sniperTests = []test{
 		if want := []int64{firing.ID}; err != nil || !slices.Equal(ids(got), want) {
 			t.Errorf("SnipesInState(firing) = %v, %v; want %v", ids(got), err, want)
 		}
+		got, err = b.s.SnipesInState(b.ctx, store.StateUnsent, end, 0)
+		if want := []int64{b.get(t, b.alice.ID, 3).ID, b.get(t, b.alice.ID, 4).ID}; err != nil || !slices.Equal(ids(got), want) {
+			t.Errorf("SnipesInState(unsent) = %v, %v; want %v (disabled, item ended)", ids(got), err, want)
+		}
 		// A disabled firing snipe is still firing: only scheduled is filtered.
 		b.upsert(t, b.alice.ID, 6, store.SnipeChange{Enabled: ptr(false), Item: item(end)})
 		s6 := b.get(t, b.alice.ID, 6)
