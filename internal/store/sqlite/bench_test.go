@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/outcome"
 	"github.com/sniped/sniped/internal/store"
+	"github.com/sniped/sniped/internal/store/sqlite"
 )
 
 func BenchmarkUpsertSnipe(b *testing.B) {
@@ -61,25 +63,46 @@ func BenchmarkSnipesInState(b *testing.B) {
 	}
 }
 
-// BenchmarkShotPath is the store work of one shot: mark firing (durable),
-// re-read, record placed (durable), refresh the item snapshot (the
-// sniper's hot path).
-func BenchmarkShotPath(b *testing.B) {
+// shotBench is a store with n armed snipes, due in order, for the shot-path
+// benchmarks.
+func shotBench(b *testing.B, n int) (*sqlite.Store, []store.Snipe, time.Time) {
 	s := open(b, filepath.Join(b.TempDir(), "sniped.db"))
-	ctx := b.Context()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	a, err := s.CreateAccount(ctx, "bench", store.TierPaid, key.Hash("k"), now)
+	a, err := s.CreateAccount(b.Context(), "bench", store.TierPaid, key.Hash("k"), now)
 	if err != nil {
 		b.Fatal(err)
 	}
-	const n = 10_000
-	if err := s.ImportSnipes(ctx, importSet(a.ID, n, now)); err != nil {
+	if err := s.ImportSnipes(b.Context(), importSet(a.ID, n, now)); err != nil {
 		b.Fatal(err)
 	}
-	due, err := s.SnipesInState(ctx, store.StateScheduled, now.Add(48*time.Hour), n)
+	due, err := s.SnipesInState(b.Context(), store.StateScheduled, now.Add(48*time.Hour), n)
 	if err != nil || len(due) != n {
 		b.Fatalf("SnipesInState = %d, %v", len(due), err)
 	}
+	return s, due, now
+}
+
+// shot is the store work of one shot: mark firing (durable), re-read,
+// record placed (durable), refresh the item snapshot.
+func shot(ctx context.Context, s *sqlite.Store, id int64, now time.Time) error {
+	if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true}); err != nil {
+		return err
+	}
+	sn, err := s.SnipeByID(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: now, Durable: true}); err != nil {
+		return err
+	}
+	return s.UpdateItem(ctx, id, sn.Item)
+}
+
+// BenchmarkShotPath is one shot at a time (the sniper's hot path).
+func BenchmarkShotPath(b *testing.B) {
+	const n = 10_000
+	s, due, now := shotBench(b, n)
+	ctx := b.Context()
 	i := 0
 	for b.Loop() {
 		if i == n {
@@ -92,21 +115,10 @@ func BenchmarkShotPath(b *testing.B) {
 			i = 0
 			b.StartTimer()
 		}
-		id := due[i].ID
+		if err := shot(ctx, s, due[i].ID, now); err != nil {
+			b.Fatal(err)
+		}
 		i++
-		if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true}); err != nil {
-			b.Fatal(err)
-		}
-		sn, err := s.SnipeByID(ctx, id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: now, Durable: true}); err != nil {
-			b.Fatal(err)
-		}
-		if err := s.UpdateItem(ctx, id, sn.Item); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 
@@ -115,21 +127,9 @@ func BenchmarkShotPath(b *testing.B) {
 // commit) and fsyncs. Keep -benchtime at most 20000x (each snipe is shot
 // once).
 func BenchmarkShotPathParallel(b *testing.B) {
-	s := open(b, filepath.Join(b.TempDir(), "sniped.db"))
-	ctx := b.Context()
-	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
-	a, err := s.CreateAccount(ctx, "bench", store.TierPaid, key.Hash("k"), now)
-	if err != nil {
-		b.Fatal(err)
-	}
 	const n = 20_000
-	if err := s.ImportSnipes(ctx, importSet(a.ID, n, now)); err != nil {
-		b.Fatal(err)
-	}
-	due, err := s.SnipesInState(ctx, store.StateScheduled, now.Add(48*time.Hour), n)
-	if err != nil || len(due) != n {
-		b.Fatalf("SnipesInState = %d, %v", len(due), err)
-	}
+	s, due, now := shotBench(b, n)
+	ctx := b.Context()
 	var next atomic.Int64
 	b.SetParallelism(32) // × GOMAXPROCS goroutines
 	b.ResetTimer()
@@ -140,21 +140,7 @@ func BenchmarkShotPathParallel(b *testing.B) {
 				b.Error("more iterations than snipes: lower -benchtime")
 				return
 			}
-			id := due[i].ID
-			if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true}); err != nil {
-				b.Error(err)
-				return
-			}
-			sn, err := s.SnipeByID(ctx, id)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			if err := s.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateFiring}, To: store.StatePlaced, Outcome: outcome.Placed, PlacedAt: now, Durable: true}); err != nil {
-				b.Error(err)
-				return
-			}
-			if err := s.UpdateItem(ctx, id, sn.Item); err != nil {
+			if err := shot(ctx, s, due[i].ID, now); err != nil {
 				b.Error(err)
 				return
 			}
