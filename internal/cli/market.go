@@ -201,17 +201,7 @@ func openMarket(ctx context.Context, p marketParams) (*servedMarket, error) {
 		if err := os.MkdirAll(c.store.data, 0o700); err != nil {
 			return nil, fmt.Errorf("create data folder: %w", err)
 		}
-		s, err := sim.Open(ctx, sim.Config{
-			Path:         filepath.Join(c.store.data, "sim.db"),
-			Seed:         c.marketSeed,
-			Items:        c.simItems,
-			Bidders:      c.simBidders,
-			Clock:        p.clock,
-			Logger:       p.log.With("component", "sim"),
-			ImageBaseURL: p.base,
-			ClockSkew:    c.simSkew,
-			Retention:    c.simRetention,
-		})
+		s, err := sim.Open(ctx, c.sim.config(c.store.data, p.clock, p.log, p.base))
 		if err != nil {
 			return nil, fmt.Errorf("open simulator: %w", err)
 		}

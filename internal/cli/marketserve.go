@@ -75,18 +75,13 @@ func (r ruNames) Set(v string) error {
 
 // marketServeConfig is everything `sniped market serve` is told.
 type marketServeConfig struct {
-	addr         string
-	data         string
-	publicURL    string
-	clientID     string
-	runames      ruNames
-	marketSeed   int64
-	simItems     int
-	simBidders   string
-	simSkew      time.Duration
-	simRetention time.Duration
-	simControl   string
-	logLevel     string
+	addr      string
+	data      string
+	publicURL string
+	clientID  string
+	runames   ruNames
+	sim       simFlags
+	logLevel  string
 }
 
 func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error) {
@@ -98,17 +93,12 @@ func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error
 	fs.StringVar(&c.publicURL, "public-url", "", "URL clients use to reach this server, for image links (default http://ADDR)")
 	fs.StringVar(&c.clientID, "client-id", ebaysim.DefaultClientID, "client id of the one application accepted (its secret: env "+envMarketSecret+", or "+ebaysim.DefaultClientSecret+")")
 	fs.Var(c.runames, "runame", "an RuName and its accept URL, NAME=URL (repeatable); the consent page accepts only registered RuNames (also /sim/runame)")
-	fs.Int64Var(&c.marketSeed, "market-seed", sim.DefaultSeed, "seed of the generated catalogue (used on first start)")
-	fs.IntVar(&c.simItems, "sim-items", sim.DefaultItems, "live auctions to generate on first start")
-	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "rival bidding activity: off, low, normal or high")
-	fs.DurationVar(&c.simSkew, "sim-clock-skew", 0, "offset of the marketplace clock (and its Date headers) from this machine's, e.g. 3s")
-	fs.DurationVar(&c.simRetention, "sim-retention", sim.DefaultRetention, "how long an ended auction stays on the marketplace before it is dropped (at least 1m)")
-	fs.StringVar(&c.simControl, "sim-control", "auto", "serve the keyless /sim/ control endpoints: on, off, or auto (only on loopback); /sim/token always needs the client credentials")
+	c.sim.register(fs, "", "serve the keyless /sim/ control endpoints: on, off, or auto (only on loopback); /sim/token always needs the client credentials")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	if err := parse(fs, args); err != nil {
 		return c, err
 	}
-	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems, c.simRetention); err != nil {
+	if err := c.sim.check(); err != nil {
 		return c, err
 	}
 	if c.clientID == "" {
@@ -119,26 +109,6 @@ func parseMarketServe(args []string, stderr io.Writer) (marketServeConfig, error
 
 // checkSimFlags checks the simulator's flags, which serve (--market sim)
 // and market serve share.
-func checkSimFlags(bidders, control string, items int, retention time.Duration) error {
-	switch bidders {
-	case "off", "low", "normal", "high":
-	default:
-		return usageErr("--sim-bidders must be off, low, normal or high, not %q", bidders)
-	}
-	switch control {
-	case "auto", "on", "off":
-	default:
-		return usageErr("--sim-control must be auto, on or off, not %q", control)
-	}
-	if items < 1 {
-		return usageErr("--sim-items must be at least 1")
-	}
-	if retention < time.Minute {
-		return usageErr("--sim-retention must be at least 1m, not %v", retention)
-	}
-	return nil
-}
-
 func runMarketServe(args []string, stderr io.Writer) error {
 	c, err := parseMarketServe(args, stderr)
 	if err != nil {
@@ -168,11 +138,7 @@ func runMarketServe(args []string, stderr io.Writer) error {
 		base = "http://" + dialable(ln.Addr().String())
 	}
 	clk := clock.Real{}
-	s, err := sim.Open(ctx, sim.Config{
-		Path: filepath.Join(c.data, "sim.db"), Seed: c.marketSeed, Items: c.simItems, Bidders: c.simBidders,
-		Clock: clk, Logger: log.With("component", "sim"), ImageBaseURL: base, ClockSkew: c.simSkew,
-		Retention: c.simRetention,
-	})
+	s, err := sim.Open(ctx, c.sim.config(c.data, clk, log, base))
 	if err != nil {
 		return fmt.Errorf("open simulator: %w", err)
 	}
@@ -197,7 +163,7 @@ func runMarketServe(args []string, stderr io.Writer) error {
 		}
 		unguarded.ServeHTTP(w, r)
 	})
-	if !simControlOn(c.simControl, ln.Addr()) {
+	if !simControlOn(c.sim.control, ln.Addr()) {
 		log.Info("simulator control endpoints off (--sim-control); /sim/token, /sim/runame (both need the client credentials) and /sim/img/ are still served")
 		inner := h
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

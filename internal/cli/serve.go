@@ -51,12 +51,7 @@ type serveConfig struct {
 	rateLimit    float64
 	rateBurst    int
 	logLevel     string
-	marketSeed   int64
-	simItems     int
-	simBidders   string
-	simSkew      time.Duration
-	simRetention time.Duration
-	simControl   string
+	sim          simFlags
 	market       marketConfig
 	keys         secretFlags
 	notify       notifyFlags
@@ -78,12 +73,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs.Float64Var(&c.rateLimit, "rate-limit", api.DefaultRateLimit, "requests per second allowed per key; 0 turns the limit off")
 	fs.IntVar(&c.rateBurst, "rate-burst", api.DefaultRateBurst, "requests a key may make in a burst above the rate")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	fs.Int64Var(&c.marketSeed, "market-seed", sim.DefaultSeed, "simulator: seed of the generated catalogue (used on first start)")
-	fs.IntVar(&c.simItems, "sim-items", sim.DefaultItems, "simulator: live auctions to generate on first start")
-	fs.StringVar(&c.simBidders, "sim-bidders", sim.DefaultBidders, "simulator: rival bidding activity: off, low, normal or high")
-	fs.DurationVar(&c.simSkew, "sim-clock-skew", 0, "simulator: offset of the marketplace clock from this machine's, e.g. 3s or -1.5s")
-	fs.DurationVar(&c.simRetention, "sim-retention", sim.DefaultRetention, "simulator: how long an ended auction stays on the marketplace before it is dropped (at least 1m)")
-	fs.StringVar(&c.simControl, "sim-control", "auto", "simulator: serve the /sim/ control endpoints (createItem, placeBid, ...): on, off, or auto (on only when listening on loopback; they need no key)")
+	c.sim.register(fs, "simulator: ", "serve the /sim/ control endpoints (createItem, placeBid, ...): on, off, or auto (on only when listening on loopback; they need no key)")
 	c.market.register(fs)
 	c.keys.register(fs)
 	c.notify.register(fs)
@@ -110,7 +100,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	if c.rateLimit < 0 || c.rateBurst < 1 {
 		return c, usageErr("--rate-limit must be >= 0 and --rate-burst >= 1")
 	}
-	if err := checkSimFlags(c.simBidders, c.simControl, c.simItems, c.simRetention); err != nil {
+	if err := c.sim.check(); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -244,7 +234,7 @@ func runServe(args []string, stderr io.Writer) error {
 				return a.Name, err
 			})))
 		mux.Handle(c.basePath+"/sim/img/", simHandler)
-		if simControlOn(c.simControl, ln.Addr()) {
+		if simControlOn(c.sim.control, ln.Addr()) {
 			mux.Handle(c.basePath+"/sim/", simHandler)
 		} else {
 			log.Info("simulator control endpoints off (--sim-control); /sim/img/ is still served")

@@ -26,12 +26,12 @@ func TestParseServe(t *testing.T) {
 		{[]string{"--base-path", "sniped/"}, false, func(c serveConfig) bool { return c.basePath == "/sniped" }},
 		{[]string{"--base-path", "/"}, false, func(c serveConfig) bool { return c.basePath == "" }},
 		{[]string{"--rate-limit", "0"}, false, func(c serveConfig) bool { return c.rateLimit == 0 }},
-		{[]string{"--sim-clock-skew", "-1.5s"}, false, func(c serveConfig) bool { return c.simSkew.Seconds() == -1.5 }},
+		{[]string{"--sim-clock-skew", "-1.5s"}, false, func(c serveConfig) bool { return c.sim.skew.Seconds() == -1.5 }},
 		{[]string{"--sim-retention", "90m", "--sqlite-cache", "8"}, false, func(c serveConfig) bool {
-			return c.simRetention == 90*time.Minute && c.store.cacheMiB == 8
+			return c.sim.retention == 90*time.Minute && c.store.cacheMiB == 8
 		}},
 		{nil, false, func(c serveConfig) bool {
-			return c.simRetention == sim.DefaultRetention && c.store.cacheMiB == sqlite.DefaultCacheMiB
+			return c.sim.retention == sim.DefaultRetention && c.store.cacheMiB == sqlite.DefaultCacheMiB
 		}},
 		{[]string{"--sim-retention", "30s"}, true, nil},
 		{[]string{"--sqlite-cache", "0"}, true, nil},
