@@ -340,6 +340,8 @@ func (tb *tab) state() string {
 		"alert: " + document.getElementById("alert-text").textContent,
 		"connect error: " + document.getElementById("connect-error").textContent,
 		"editor error: " + document.getElementById("ed-error").textContent,
+		"editor: open " + document.getElementById("editor").open + ", save disabled " + document.getElementById("ed-save").disabled +
+			", item " + JSON.stringify(document.getElementById("ed-item").value) + ", bid " + JSON.stringify(document.getElementById("ed-bid").value),
 		"rows: " + [...document.querySelectorAll("#items tr")].map(r => r.dataset.item).join(",")].join("\n")`))
 	return "\npage state:\n" + v
 }
