@@ -30,6 +30,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -76,6 +77,7 @@ type config struct {
 	dir      string
 	sniped   string
 	cpuprof  string
+	tracef   string
 	armLead  time.Duration
 	// databaseURL, when set, stores the snipes in PostgreSQL (an empty
 	// schema: point its search_path at one) instead of DATA/sniped.db.
@@ -98,6 +100,7 @@ func main() {
 	flag.StringVar(&c.sniped, "sniped", "", "coldstart: sniped binary (default: go build ./cmd/sniped)")
 	flag.DurationVar(&c.armLead, "arm-lead", 0, "sniper ArmLead (0: sniper.DefaultArmLead)")
 	flag.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the measured run (after the import) to this file")
+	flag.StringVar(&c.tracef, "trace", "", "write an execution trace of the measured run (after the import) to this file (go tool trace)")
 	flag.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL URL of an empty schema (default: SQLite in -dir)")
 	flag.IntVar(&c.instances, "instances", 1, "snipers sharing the work through their leases (PostgreSQL only beyond 1)")
 	flag.IntVar(&c.accounts, "accounts", 1, "accounts the snipes are spread over (the work is partitioned by account)")
@@ -134,6 +137,7 @@ func run(c config) error {
 	if c.databaseURL != "" {
 		engine = "PostgreSQL"
 	}
+	sniper.SetProcs() // as sniped serve does
 	fmt.Printf("snipebench: %d stored (%s, %d accounts), %d/s for %v, burst %d, latency %v, %d instance(s), GOMAXPROCS %d, %s\n",
 		c.stored, engine, c.accounts, c.rate, c.duration, c.burst, c.latency, c.instances, runtime.GOMAXPROCS(0), runtime.Version())
 	if c.cases["steady"] || c.cases["burst"] || c.cases["rss"] {
@@ -345,6 +349,17 @@ func runSniper(c config) error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if c.tracef != "" {
+		f, err := os.Create(c.tracef)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
 	}
 	done := make(chan error, len(insts))
 	for _, in := range insts {

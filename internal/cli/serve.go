@@ -124,6 +124,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	log.Debug("scheduler", "gomaxprocs", sniper.SetProcs())
 	// A missing or bad marketplace key stops serve before it opens the
 	// store (cli/market.go).
 	keys, err := loadMarketKeys(c, log)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +71,9 @@ func scanSnipe(row interface{ Scan(...any) error }, extra ...any) (store.Snipe, 
 	return sn, nil
 }
 
+// yieldRows is how many rows a long read scans between yields.
+const yieldRows = 64
+
 func querySnipes(ctx context.Context, q queryer, query string, args ...any) ([]store.Snipe, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
@@ -83,6 +87,9 @@ func querySnipes(ctx context.Context, q queryer, query string, args ...any) ([]s
 			return nil, err
 		}
 		out = append(out, sn)
+		if len(out)%yieldRows == 0 {
+			runtime.Gosched()
+		}
 	}
 	return out, rows.Err()
 }
@@ -482,6 +489,9 @@ func (s *Store) transitions(ctx context.Context, ps []store.TransitionParams) []
 	err := s.inStmtTx(ctx, func(tx txStmts) error {
 		now := s.clk.Now()
 		for i, p := range ps {
+			if i > 0 {
+				runtime.Gosched()
+			}
 			errs[i] = transitionEmitting(ctx, tx, p, now)
 			if errs[i] != nil && !refused(errs[i]) {
 				return errs[i]
