@@ -173,8 +173,7 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, time.Ti
 		return false, time.Time{}, err
 	case bidLanded(bs, sn) && bs.Ended:
 		code, detail := result(sn, bs)
-		s.markEnded(ctx, sn, bs.CurrentPrice)
-		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail + " The bid was confirmed at the marketplace after its answer was lost or sniped was interrupted.", PlacedAt: s.marketNow()})
+		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail + " The bid was confirmed at the marketplace after its answer was lost or sniped was interrupted.", PlacedAt: s.marketNow(), ItemEnded: true, FinalPrice: bs.CurrentPrice})
 		return true, time.Time{}, nil
 	case bidLanded(bs, sn):
 		s.placed(ctx, sn, market.BidReceipt{HighBidder: bs.HighBidder, CurrentPrice: bs.CurrentPrice, Time: s.marketNow()},
@@ -208,8 +207,7 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, time.Ti
 			// that the bid never arrived.
 			code, detail = sn.Outcome, sn.OutcomeDetail
 		}
-		s.markEnded(ctx, sn, bs.CurrentPrice)
-		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail})
+		s.record(ctx, sn, store.TransitionParams{From: firing, To: store.StateSettled, Outcome: code, Detail: detail, ItemEnded: true, FinalPrice: bs.CurrentPrice})
 		return true, time.Time{}, nil
 	case sn.Outcome == outcome.Pending && !s.tooLate(sn):
 		// Left by a crash, the bid is not there and there is still time:

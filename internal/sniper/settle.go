@@ -8,7 +8,6 @@ import (
 
 	"github.com/sniped/sniped/internal/clock"
 	"github.com/sniped/sniped/internal/market"
-	"github.com/sniped/sniped/internal/money"
 	"github.com/sniped/sniped/internal/outcome"
 	"github.com/sniped/sniped/internal/store"
 )
@@ -71,8 +70,7 @@ func (s *Sniper) settle(ctx context.Context, id int64) {
 		return
 	}
 	code, detail := result(sn, bs)
-	s.markEnded(ctx, sn, bs.CurrentPrice)
-	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StatePlaced}, To: store.StateSettled, Outcome: code, Detail: detail})
+	s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StatePlaced}, To: store.StateSettled, Outcome: code, Detail: detail, ItemEnded: true, FinalPrice: bs.CurrentPrice})
 }
 
 // result maps a user's standing on an ended item to the snipe's outcome.
@@ -88,19 +86,6 @@ func result(sn store.Snipe, bs market.BidState) (outcome.Code, string) {
 		return outcome.ReserveNotMet, fmt.Sprintf("Your maximum %s %s was the highest but below the reserve.", sn.Bid, cur)
 	default:
 		return outcome.Outbid, fmt.Sprintf("Final price %s %s; your maximum was %s.", bs.CurrentPrice, cur, sn.Bid)
-	}
-}
-
-// markEnded stores that the item is over, so listings show it completed and
-// an edit cannot re-arm it.
-func (s *Sniper) markEnded(ctx context.Context, sn store.Snipe, price money.Amount) {
-	snap := sn.Item
-	snap.Ended = true
-	if price > 0 {
-		snap.CurrentPrice = price
-	}
-	if err := s.st.UpdateItem(ctx, sn.ID, snap); err != nil && ctx.Err() == nil {
-		s.log.Warn("mark item ended", "snipe", sn.ID, "err", err)
 	}
 }
 
@@ -124,8 +109,7 @@ func (s *Sniper) settleUnsent(ctx context.Context, id int64) {
 		return
 	}
 	if !sn.Enabled {
-		s.markEnded(ctx, sn, 0)
-		s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Disabled})
+		s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateScheduled}, To: store.StateSettled, Outcome: outcome.Disabled, ItemEnded: true})
 		return
 	}
 	s.settleEnded(ctx, sn)

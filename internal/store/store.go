@@ -248,6 +248,11 @@ type TransitionParams struct {
 	Detail  string
 	// PlacedAt is stored when not zero: when the bid reached the marketplace.
 	PlacedAt time.Time
+	// ItemEnded also stores the item as ended, and FinalPrice, when not
+	// zero, as its price, with the move: a settlement records the end and
+	// the outcome in one write.
+	ItemEnded  bool
+	FinalPrice money.Amount
 	// Durable makes the write survive power loss before Transition
 	// returns (an fsync), where the engine does not already guarantee
 	// it for every commit. The sniper sets it on the firing mark and on

@@ -549,6 +549,13 @@ func transition(ctx context.Context, ex execQueryer, p store.TransitionParams, f
 		args = append(args, ms(p.PlacedAt))
 		set += `, placed_at_ms = $` + strconv.Itoa(len(args))
 	}
+	if p.ItemEnded {
+		set += `, item_ended = 1`
+		if p.FinalPrice > 0 {
+			args = append(args, int64(p.FinalPrice))
+			set += `, item_price_cents = $` + strconv.Itoa(len(args))
+		}
+	}
 	where := `id = $1`
 	if p.IfBid != 0 {
 		args = append(args, int64(p.IfBid))

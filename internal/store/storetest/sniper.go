@@ -101,6 +101,42 @@ var sniperTests = []test{
 			t.Errorf("after placed→settled: %+v, want settled, Won, no detail, PlacedAt kept %v", got, placedAt)
 		}
 	}},
+	{"TransitionItemEnded", func(t *testing.T, b *bundle) {
+		// A settlement stores the item's end and final price with the
+		// outcome; a refused move stores neither.
+		tests := []struct {
+			name      string
+			from      store.State
+			price     money.Amount
+			wantErr   error
+			wantEnded bool
+			wantPrice money.Amount
+		}{
+			{"with the final price", store.StatePlaced, 1234, nil, true, 1234},
+			{"price unknown keeps the stored one", store.StatePlaced, 0, nil, true, 1250},
+			{"refused", store.StateFiring, 999, store.ErrConflict, false, 1250},
+		}
+		for i, tc := range tests {
+			itemNo := int64(10 + i)
+			s := b.upsert(t, b.alice.ID, itemNo, store.SnipeChange{Bid: ptr(money.Amount(5000)), Item: item(b.now.Add(hour))})
+			for _, to := range []store.State{store.StateFiring, store.StatePlaced} {
+				if err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{s.State}, To: to}); err != nil {
+					t.Fatalf("%s: Transition(→%s) = %v", tc.name, to, err)
+				}
+				s.State = to
+			}
+			err := b.s.Transition(b.ctx, store.TransitionParams{ID: s.ID, From: []store.State{tc.from}, To: store.StateSettled, Outcome: outcome.Won, ItemEnded: true, FinalPrice: tc.price})
+			if tc.wantErr != nil {
+				wantErr(t, tc.name, err, tc.wantErr)
+			} else if err != nil {
+				t.Fatalf("%s: Transition(placed→settled, ItemEnded) = %v", tc.name, err)
+			}
+			got := b.get(t, b.alice.ID, itemNo)
+			if got.Item.Ended != tc.wantEnded || got.Item.CurrentPrice != tc.wantPrice {
+				t.Errorf("%s: item ended %v, price %s; want %v, %s", tc.name, got.Item.Ended, got.Item.CurrentPrice, tc.wantEnded, tc.wantPrice)
+			}
+		}
+	}},
 	{"TransitionInto", func(t *testing.T, b *bundle) {
 		// The firing mark reads the snipe back with the move (the sniper's
 		// re-read): Into holds the snipe as SnipeByID returns it, group
