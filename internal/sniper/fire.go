@@ -35,7 +35,12 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 		}
 	}()
 	onTime := s.clk.Now().Before(s.toLocal(fireAt))
-	ctx = highPriority(ctx)
+	// A context of the shot's own, taken now rather than at the moment:
+	// the contexts the shot derives (an attempt's timeout, the group
+	// commit's) register with their parent under its lock, which 5,000
+	// shots due at once would otherwise all queue on at their moment.
+	ctx, cancel := context.WithCancel(highPriority(ctx))
+	defer cancel()
 	if !s.armable(id, ver, fireAt) {
 		return // its partition is being handed over before the shot
 	}
