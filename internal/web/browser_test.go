@@ -313,6 +313,20 @@ func (tb *tab) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// typeItem opens the editor, types an item number and waits for its
+// preview. The preview sits above the form and grows when the lookup
+// answers: a click computed before that lands where the button was (on a
+// loaded machine the answer came in the middle of the next steps, and a
+// click on Save was lost).
+func (tb *tab) typeItem(itemNo int64) {
+	tb.t.Helper()
+	tb.do("open the editor and type the item number",
+		chromedp.Click(chromedp.ID("add-btn")),
+		chromedp.WaitVisible(chromedp.ID("ed-item")),
+		chromedp.SendKeys(chromedp.ID("ed-item"), fmt.Sprint(itemNo)))
+	tb.wait("item previewed", `!!document.getElementById("ed-minimum")`)
+}
+
 // wait polls a JavaScript predicate until it is true. The bound is loose:
 // in CI the end-to-end package (fault storm, soak, chaos) shares the two
 // cores with the browser, and a step once took over 30 s there.
@@ -411,10 +425,8 @@ func TestDashboardSnipeLifecycle(t *testing.T) {
 	}
 	tb.wait("current tab empty", `!document.getElementById("items-empty").hidden`)
 
+	tb.typeItem(itemNo)
 	tb.do("add snipe",
-		chromedp.Click(chromedp.ID("add-btn")),
-		chromedp.WaitVisible(chromedp.ID("ed-item")),
-		chromedp.SendKeys(chromedp.ID("ed-item"), fmt.Sprint(itemNo)),
 		chromedp.SendKeys(chromedp.ID("ed-bid"), "55.00"),
 		chromedp.SetValue(chromedp.ID("ed-delay"), "5"),
 		chromedp.SendKeys(chromedp.ID("ed-group"), "cameras"),
@@ -470,10 +482,8 @@ func TestDashboardFollowsTheShot(t *testing.T) {
 	itemNo := s.item("Rolleiflex 2.8F twin-lens reflex", 15*time.Second, 3000)
 	tb := s.open(1280)
 	tb.connect(s.key)
+	tb.typeItem(itemNo)
 	tb.do("add snipe",
-		chromedp.Click(chromedp.ID("add-btn")),
-		chromedp.WaitVisible(chromedp.ID("ed-item")),
-		chromedp.SendKeys(chromedp.ID("ed-item"), fmt.Sprint(itemNo)),
 		chromedp.SendKeys(chromedp.ID("ed-bid"), "60"),
 		chromedp.SetValue(chromedp.ID("ed-delay"), "3"),
 		chromedp.Click(chromedp.ID("ed-save")),
@@ -523,10 +533,8 @@ func TestDashboardShowsInterfaceErrors(t *testing.T) {
 	tb := s.open(1280)
 	tb.connect(s.key)
 
+	tb.typeItem(itemNo)
 	tb.do("bid below minimum",
-		chromedp.Click(chromedp.ID("add-btn")),
-		chromedp.WaitVisible(chromedp.ID("ed-item")),
-		chromedp.SendKeys(chromedp.ID("ed-item"), fmt.Sprint(itemNo)),
 		chromedp.SendKeys(chromedp.ID("ed-bid"), "1.00"),
 		chromedp.Click(chromedp.ID("ed-save")))
 	tb.wait("minimum named", `/minimum/i.test(document.getElementById("ed-error").textContent) &&
