@@ -71,7 +71,11 @@ func scanSnipe(row interface{ Scan(...any) error }, extra ...any) (store.Snipe, 
 	return sn, nil
 }
 
-// yieldRows is how many rows a long read scans between yields.
+// yieldRows is how many rows a long read scans between yields: a horizon
+// load of 10,000 rows ran for up to 30 ms without giving up its P, and a
+// shot due meanwhile waited for one (sniper.SetProcs is the main cure;
+// this one holds where an operator chose few Ps). A group commit does not
+// yield: it holds the single writer, and every queued write waits on it.
 const yieldRows = 64
 
 func querySnipes(ctx context.Context, q queryer, query string, args ...any) ([]store.Snipe, error) {
@@ -489,9 +493,6 @@ func (s *Store) transitions(ctx context.Context, ps []store.TransitionParams) []
 	err := s.inStmtTx(ctx, func(tx txStmts) error {
 		now := s.clk.Now()
 		for i, p := range ps {
-			if i > 0 {
-				runtime.Gosched()
-			}
 			errs[i] = transitionEmitting(ctx, tx, p, now)
 			if errs[i] != nil && !refused(errs[i]) {
 				return errs[i]
