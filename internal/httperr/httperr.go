@@ -158,7 +158,7 @@ func encode(buf *bytes.Buffer, v any) error {
 		if err != nil {
 			return err
 		}
-		buf.Write(b) // b is buf's own free space: a copy in place
+		buf.Write(b) // b starts in buf's free space: unless it outgrew it, a copy in place
 		return nil
 	}
 	enc := json.NewEncoder(buf)
