@@ -202,7 +202,7 @@ type bidResult struct {
 	Color     string `json:"color"`
 }
 
-func newBidResult(sn store.Snipe) bidResult {
+func newBidResult(sn store.ListEntry) bidResult {
 	o := outcome.Of(sn.Outcome)
 	msg := o.Message
 	// Pending's standard text promises a bid; say so when none will come.
@@ -239,7 +239,7 @@ func (h *bidHandler) status(w http.ResponseWriter, r *http.Request, c *call) err
 	if err != nil {
 		return err
 	}
-	return ok(w, statusResponse{Status: "OK", BidResult: newBidResult(sn), ItemInfo: info})
+	return ok(w, statusResponse{Status: "OK", BidResult: newBidResult(sn.ListEntry()), ItemInfo: info})
 }
 
 // userItem is one getUserItems entry: every stored parameter of the snipe,
@@ -318,7 +318,7 @@ func (h *bidHandler) list(w http.ResponseWriter, r *http.Request, c *call) error
 		return err
 	}
 	now := s.marketNow()
-	page, total, err := s.cfg.Store.ListSnipes(r.Context(), c.acct.ID, store.ListQuery{
+	page, total, err := s.cfg.Store.ListEntries(r.Context(), c.acct.ID, store.ListQuery{
 		Filter: parseFilter(filter), OrderBy: orderBy, Desc: dir == "DESC",
 		Offset: offset, Limit: limit, ShowWon: showWon, Now: now,
 	})
@@ -326,7 +326,8 @@ func (h *bidHandler) list(w http.ResponseWriter, r *http.Request, c *call) error
 		return httperr.Internal(err)
 	}
 	items := make([]userItem, 0, len(page))
-	for _, sn := range page {
+	for i := range page {
+		sn := &page[i]
 		o := outcome.Of(sn.Outcome)
 		fire := ""
 		if !sn.FireAt.IsZero() {
@@ -339,10 +340,10 @@ func (h *bidHandler) list(w http.ResponseWriter, r *http.Request, c *call) error
 			Bids: sn.Item.Bids, StartTime: clock.FormatUTC(sn.Item.Start), EndTime: clock.FormatUTC(sn.Item.End),
 			TimeLeft: timeLeft(sn.Item.End, sn.Item.Ended, now), FireTime: fire, GalleryURL: sn.Item.GalleryURL,
 			Success: int(o.Code), Status: o.Status, Shorthand: o.Shorthand, Color: o.Color,
-			Message: newBidResult(sn).Message,
+			Message: newBidResult(*sn).Message,
 		})
 	}
-	return ok(w, userItemsResponse{
+	return ok(w, &userItemsResponse{
 		Status: "OK", Message: fmt.Sprintf("%d of %d %s items", len(items), total, filter),
 		Filter: filter, OrderBy: orderBy, Dir: dir, ShowWon: b2i(showWon),
 		Total: total, Offset: offset, Limit: limit, Items: items,

@@ -112,15 +112,24 @@ func timeLeft(end time.Time, ended bool, now time.Time) string {
 	h := int(d % (24 * time.Hour) / time.Hour)
 	m := int(d % time.Hour / time.Minute)
 	sec := int(d % time.Minute / time.Second)
+	// Appended rather than fmt.Sprintf: getUserItems renders it per entry.
+	b := make([]byte, 0, 24)
+	unit := func(v int, u string) { b = append(strconv.AppendInt(b, int64(v), 10), u...) }
 	switch {
 	case days > 0:
-		return fmt.Sprintf("%dd %dh %dm", days, h, m)
+		unit(days, "d ")
+		unit(h, "h ")
+		unit(m, "m")
 	case h > 0:
-		return fmt.Sprintf("%dh %dm", h, m)
+		unit(h, "h ")
+		unit(m, "m")
 	case m > 0:
-		return fmt.Sprintf("%dm %ds", m, sec)
+		unit(m, "m ")
+		unit(sec, "s")
+	default:
+		unit(sec, "s")
 	}
-	return fmt.Sprintf("%ds", sec)
+	return string(b)
 }
 
 // marketItem fetches an item, mapping marketplace failures to HTTP errors.

@@ -83,6 +83,10 @@ func TestTimeLeft(t *testing.T) {
 		{0, false, "ended"},
 		{-time.Hour, false, "ended"},
 		{time.Hour, true, "ended"},
+		{time.Minute, false, "1m 0s"},
+		{time.Hour, false, "1h 0m"},
+		{24 * time.Hour, false, "1d 0h 0m"},
+		{400*24*time.Hour + 23*time.Hour + 59*time.Minute + 59*time.Second, false, "400d 23h 59m"},
 	}
 	for _, tt := range tests {
 		if got := timeLeft(now.Add(tt.d), tt.ended, now); got != tt.want {

@@ -138,7 +138,36 @@ func (t *fakeTimer) Reset(d time.Duration) bool {
 }
 
 // FormatUTC renders t as the interface's date-time format, YYYY-MM-DD HH:MM:SS in UTC.
-func FormatUTC(t time.Time) string { return t.UTC().Format(Layout) }
+// It is t.UTC().Format(Layout) without parsing the layout each time (a
+// getUserItems answer formats 60 times); years outside 0–9999, which
+// Format writes otherwise, go through Format.
+func FormatUTC(t time.Time) string {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.Format(Layout)
+	}
+	hour, minute, sec := t.Clock()
+	var b [len(Layout)]byte
+	put := func(i, v, digits int) {
+		for j := i + digits - 1; j >= i; j-- {
+			b[j] = byte('0' + v%10)
+			v /= 10
+		}
+	}
+	put(0, year, 4)
+	b[4] = '-'
+	put(5, int(month), 2)
+	b[7] = '-'
+	put(8, day, 2)
+	b[10] = ' '
+	put(11, hour, 2)
+	b[13] = ':'
+	put(14, minute, 2)
+	b[16] = ':'
+	put(17, sec, 2)
+	return string(b[:])
+}
 
 // Layout is the interface's date-time layout; times are always UTC.
 const Layout = "2006-01-02 15:04:05"

@@ -2,6 +2,8 @@ package clock
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -68,6 +70,29 @@ func TestFormatUTC(t *testing.T) {
 	in := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("X", 2*3600))
 	if got, want := FormatUTC(in), "2026-01-02 01:04:05"; got != want {
 		t.Errorf("FormatUTC(%v) = %q, want %q", in, got, want)
+	}
+}
+
+// TestFormatUTCIsFormat: FormatUTC is t.UTC().Format(Layout) for edge
+// and random times, in any zone.
+func TestFormatUTCIsFormat(t *testing.T) {
+	t.Parallel()
+	zones := []*time.Location{time.UTC, time.FixedZone("E", 14*3600), time.FixedZone("W", -12*3600-1800)}
+	times := []time.Time{{}, time.Unix(0, 0), time.UnixMilli(-1), time.Unix(253402300799, 999999999),
+		time.Unix(253402300800, 0), time.Date(-1, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2024, 2, 29, 9, 8, 7, 0, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), time.UnixMilli(math.MaxInt64),
+		time.UnixMilli(math.MinInt64)}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 2000 {
+		times = append(times, time.UnixMilli(r.Int64N(400_000_000_000_000)-200_000_000_000_000))
+	}
+	for _, in := range times {
+		for _, z := range zones {
+			in := in.In(z)
+			if got, want := FormatUTC(in), in.UTC().Format(Layout); got != want {
+				t.Fatalf("FormatUTC(%v) = %q, want %q", in, got, want)
+			}
+		}
 	}
 }
 

@@ -147,6 +147,31 @@ type Snipe struct {
 	UpdatedAt time.Time
 }
 
+// ListEntry is one entry of a listing (ListEntries): what getUserItems
+// shows of a snipe, without its bookkeeping (ID, account, state, the
+// times of placement, creation and change). Reading fewer columns is what
+// makes it cheaper than a Snipe.
+type ListEntry struct {
+	ItemNo        int64
+	Bid           money.Amount
+	Delay         int
+	Enabled       bool
+	Force         bool
+	GroupID       int64
+	GroupName     string
+	Outcome       outcome.Code
+	OutcomeDetail string
+	FireAt        time.Time
+	Item          ItemSnapshot
+}
+
+// ListEntry is s's entry in a listing.
+func (s Snipe) ListEntry() ListEntry {
+	return ListEntry{ItemNo: s.ItemNo, Bid: s.Bid, Delay: s.Delay, Enabled: s.Enabled, Force: s.Force,
+		GroupID: s.GroupID, GroupName: s.GroupName, Outcome: s.Outcome, OutcomeDetail: s.OutcomeDetail,
+		FireAt: s.FireAt, Item: s.Item}
+}
+
 // SnipeChange is an addBid: nil fields keep their stored value (or take the
 // default on creation: bid 0, delay DefaultDelay, enabled, not forced, no group).
 type SnipeChange struct {
@@ -211,6 +236,10 @@ type SnipeStore interface {
 	// ListSnipes returns one page of the account's snipes and the total
 	// count before paging.
 	ListSnipes(ctx context.Context, accountID int64, q ListQuery) (page []Snipe, total int, err error)
+	// ListEntries is ListSnipes with entries instead of whole snipes: the
+	// same page, order and total, each entry equal to its snipe's
+	// ListEntry. getUserItems uses it.
+	ListEntries(ctx context.Context, accountID int64, q ListQuery) (page []ListEntry, total int, err error)
 	// GroupSnipes returns every snipe of a group, by Item.End then item_no.
 	GroupSnipes(ctx context.Context, accountID, groupID int64) ([]Snipe, error)
 

@@ -147,3 +147,44 @@ func BenchmarkShotPathParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkListing is getUserItems' store call as apibench makes it: a
+// page of 20 current snipes among 200, with the total, as whole snipes
+// (ListSnipes) and as entries (ListEntries). SNIPED_BENCH_DB keeps the
+// database at that path (to inspect its plans with the sqlite3 shell).
+func BenchmarkListing(b *testing.B) {
+	path := os.Getenv("SNIPED_BENCH_DB")
+	if path == "" {
+		path = filepath.Join(b.TempDir(), "sniped.db")
+	}
+	s := open(b, path)
+	ctx := b.Context()
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	a, err := s.CreateAccount(ctx, "bench", store.TierPaid, key.Hash("k"), now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 200 {
+		bid := money.Amount(1000 + i)
+		it := store.ItemSnapshot{Title: "item " + strconv.Itoa(i), Currency: "USD", CurrentPrice: 500, Bids: i % 7,
+			GalleryURL: "http://127.0.0.1/img.png", Start: now.Add(-time.Hour), End: now.Add(time.Duration(i+1) * time.Minute)}
+		if _, _, err := s.UpsertSnipe(ctx, a.ID, int64(i+1), store.SnipeChange{Bid: &bid, Item: it}, now); err != nil {
+			b.Fatal(err)
+		}
+	}
+	q := store.ListQuery{Filter: store.FilterCurrent, OrderBy: "ends", Limit: 20, Now: now}
+	b.Run("ListSnipes", func(b *testing.B) {
+		for b.Loop() {
+			if page, total, err := s.ListSnipes(ctx, a.ID, q); err != nil || len(page) != 20 || total != 200 {
+				b.Fatalf("ListSnipes = %d, %d, %v", len(page), total, err)
+			}
+		}
+	})
+	b.Run("ListEntries", func(b *testing.B) {
+		for b.Loop() {
+			if page, total, err := s.ListEntries(ctx, a.ID, q); err != nil || len(page) != 20 || total != 200 {
+				b.Fatalf("ListEntries = %d, %d, %v", len(page), total, err)
+			}
+		}
+	})
+}

@@ -100,7 +100,7 @@ var accountTests = []test{
 		}
 		// The name is free again and the new account starts empty.
 		a := b.account(t, "alice", store.TierPaid)
-		if _, n, _ := b.s.ListSnipes(b.ctx, a.ID, store.ListQuery{Now: b.now, ShowWon: true}); n != 0 {
+		if _, n, _ := b.list(t, a.ID, store.ListQuery{Now: b.now, ShowWon: true}); n != 0 {
 			t.Errorf("new alice has %d snipes, want 0", n)
 		}
 		wantErr(t, "DeleteAccount(nobody)", b.s.DeleteAccount(b.ctx, "nobody"), store.ErrNotFound)

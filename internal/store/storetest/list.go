@@ -59,7 +59,7 @@ var listTests = []test{
 		}
 		for _, tc := range tests {
 			q := store.ListQuery{Filter: tc.filter, ShowWon: tc.showWon, OrderBy: "ends", Limit: 20, Now: b.now}
-			got, total, err := b.s.ListSnipes(b.ctx, b.alice.ID, q)
+			got, total, err := b.list(t, b.alice.ID, q)
 			if err != nil || !slices.Equal(itemNos(got), tc.want) || total != len(tc.want) {
 				t.Errorf("ListSnipes(%q, show_won=%v) = %v, total %d, %v; want %v, total %d",
 					tc.filter, tc.showWon, itemNos(got), total, err, tc.want, len(tc.want))
@@ -87,7 +87,7 @@ var listTests = []test{
 		}
 		for _, tc := range tests {
 			q := store.ListQuery{Filter: store.FilterCurrent, OrderBy: tc.orderBy, Desc: tc.desc, Limit: 20, Now: b.now}
-			got, _, err := b.s.ListSnipes(b.ctx, b.alice.ID, q)
+			got, _, err := b.list(t, b.alice.ID, q)
 			if err != nil || !slices.Equal(itemNos(got), tc.want) {
 				t.Errorf("ListSnipes(orderby %s, desc %v) = %v, %v; want %v", tc.orderBy, tc.desc, itemNos(got), err, tc.want)
 			}
@@ -109,7 +109,7 @@ var listTests = []test{
 		}
 		for _, tc := range tests {
 			q := store.ListQuery{Filter: store.FilterCurrent, OrderBy: "ends", Offset: tc.offset, Limit: tc.limit, Now: b.now}
-			got, total, err := b.s.ListSnipes(b.ctx, b.alice.ID, q)
+			got, total, err := b.list(t, b.alice.ID, q)
 			if err != nil || !slices.Equal(itemNos(got), tc.want) || total != 7 {
 				t.Errorf("ListSnipes(offset %d, limit %d) = %v, total %d, %v; want %v, total 7", tc.offset, tc.limit, itemNos(got), total, err, tc.want)
 			}
@@ -117,9 +117,54 @@ var listTests = []test{
 	}},
 	{"EntryFields", func(t *testing.T, b *bundle) {
 		s := b.upsert(t, b.alice.ID, 1, store.SnipeChange{Bid: ptr(money.Amount(1234)), Delay: ptr(4), GroupName: ptr("g"), Item: item(b.now.Add(hour))})
-		got, _, err := b.s.ListSnipes(b.ctx, b.alice.ID, store.ListQuery{Filter: store.FilterCurrent, Limit: 20, Now: b.now})
+		got, _, err := b.list(t, b.alice.ID, store.ListQuery{Filter: store.FilterCurrent, Limit: 20, Now: b.now})
 		if err != nil || len(got) != 1 || !equalSnipe(got[0], s) {
 			t.Errorf("ListSnipes = %+v, %v; want exactly %+v", got, err, s)
 		}
+		// Every field of an entry, the flags and the outcome's detail
+		// included: b.list compares ListEntries with ListSnipes.
+		ended := item(b.now.Add(-hour))
+		ended.Ended, ended.Title, ended.GalleryURL = true, `"Ünïcode" <&> \ 🎉`, ""
+		off := b.upsert(t, b.alice.ID, 2, store.SnipeChange{Bid: ptr(money.Amount(99)), Enabled: ptr(false), Force: ptr(true), Item: ended})
+		if err := b.s.Transition(b.ctx, store.TransitionParams{ID: off.ID, From: []store.State{store.StateScheduled},
+			To: store.StateSettled, Outcome: outcome.Disabled, Detail: "switched off"}); err != nil {
+			t.Fatal(err)
+		}
+		if got, total, err := b.list(t, b.alice.ID, store.ListQuery{ShowWon: true, Now: b.now}); err != nil || len(got) != 2 || total != 2 {
+			t.Errorf("ListSnipes = %+v, total %d, %v; want 2 snipes", got, total, err)
+		}
 	}},
+	{"EntriesUnknownFilter", func(t *testing.T, b *bundle) {
+		if _, _, err := b.s.ListEntries(b.ctx, b.alice.ID, store.ListQuery{Filter: "nope", Now: b.now}); err == nil {
+			t.Error("ListEntries(filter nope) = nil error, want one")
+		}
+	}},
+}
+
+// list is ListSnipes, checked against ListEntries: the same total and
+// page, each entry its snipe's ListEntry, or both failing.
+func (b *bundle) list(t *testing.T, accountID int64, q store.ListQuery) ([]store.Snipe, int, error) {
+	t.Helper()
+	page, total, err := b.s.ListSnipes(b.ctx, accountID, q)
+	entries, entriesTotal, entriesErr := b.s.ListEntries(b.ctx, accountID, q)
+	if (err == nil) != (entriesErr == nil) || total != entriesTotal || len(page) != len(entries) {
+		t.Errorf("ListEntries(%+v) = %d entries, total %d, %v; ListSnipes gave %d, total %d, %v",
+			q, len(entries), entriesTotal, entriesErr, len(page), total, err)
+		return page, total, err
+	}
+	for i := range page {
+		if want := page[i].ListEntry(); !equalEntry(entries[i], want) {
+			t.Errorf("ListEntries(%+v)[%d] = %+v, want %+v", q, i, entries[i], want)
+		}
+	}
+	return page, total, err
+}
+
+// equalEntry compares entries, their times by Equal.
+func equalEntry(a, b store.ListEntry) bool {
+	ta, tb := a, b
+	for _, p := range []*store.ListEntry{&ta, &tb} {
+		p.FireAt, p.Item.Start, p.Item.End = time.Time{}, time.Time{}, time.Time{}
+	}
+	return ta == tb && a.FireAt.Equal(b.FireAt) && a.Item.Start.Equal(b.Item.Start) && a.Item.End.Equal(b.Item.End)
 }

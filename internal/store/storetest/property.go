@@ -99,7 +99,7 @@ func testListProperty(t *testing.T, b *bundle) {
 					q := store.ListQuery{Filter: f, OrderBy: orderBy, Desc: desc, ShowWon: showWon, Limit: 3, Now: b.now}
 					var got []int64
 					for q.Offset = 0; q.Offset <= len(all); q.Offset += q.Limit {
-						page, total, err := b.s.ListSnipes(b.ctx, b.alice.ID, q)
+						page, total, err := b.list(t, b.alice.ID, q)
 						if err != nil || total != len(want) {
 							t.Fatalf("ListSnipes(%+v) total = %d, %v; want %d", q, total, err, len(want))
 						}

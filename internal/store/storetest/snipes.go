@@ -118,7 +118,7 @@ var snipeTests = []test{
 		_, err := b.s.Snipe(b.ctx, b.bob.ID, 5)
 		wantErr(t, "Snipe(bob, alice's item)", err, store.ErrNotFound)
 		wantErr(t, "DeleteSnipe(bob, alice's item)", b.s.DeleteSnipe(b.ctx, b.bob.ID, 5), store.ErrNotFound)
-		if _, n, _ := b.s.ListSnipes(b.ctx, b.bob.ID, store.ListQuery{Now: b.now}); n != 0 {
+		if _, n, _ := b.list(t, b.bob.ID, store.ListQuery{Now: b.now}); n != 0 {
 			t.Errorf("ListSnipes(bob) total = %d, want 0", n)
 		}
 		// Bob's addBid on the same item number is his own snipe.
