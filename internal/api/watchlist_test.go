@@ -114,7 +114,7 @@ func TestImportWatchListSurvivesDisconnect(t *testing.T) {
 	<-done
 	close(gate)
 	waitFor(t, func() bool { return strings.Contains(b.logs.String(), "watch list imported") })
-	page, total, err := b.store.ListSnipes(context.Background(), b.paid.ID, store.ListQuery{Filter: store.FilterWatched, OrderBy: "ends", Limit: 20, Now: t0})
+	page, total, err := b.store.ListEntries(context.Background(), b.paid.ID, store.ListQuery{Filter: store.FilterWatched, OrderBy: "ends", Limit: 20, Now: t0})
 	if err != nil || total == 0 || len(page) == 0 {
 		t.Errorf("after a disconnected import: %d watched, %v; want the import finished", total, err)
 	}

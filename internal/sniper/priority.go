@@ -154,15 +154,6 @@ func (s *gatedStore) GroupSnipes(ctx context.Context, accountID, groupID int64) 
 	return s.Store.GroupSnipes(ctx, accountID, groupID)
 }
 
-func (s *gatedStore) ListSnipes(ctx context.Context, accountID int64, q store.ListQuery) ([]store.Snipe, int, error) {
-	done, err := s.enter(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer done()
-	return s.Store.ListSnipes(ctx, accountID, q)
-}
-
 func (s *gatedStore) SnipeByID(ctx context.Context, id int64) (store.Snipe, error) {
 	done, err := s.enter(ctx)
 	if err != nil {

@@ -233,12 +233,9 @@ type SnipeStore interface {
 	// DeleteSnipe removes a snipe. A snipe in StateFiring or StatePlaced is
 	// ErrConflict (its bid is out and the outcome still to be learned).
 	DeleteSnipe(ctx context.Context, accountID, itemNo int64) error
-	// ListSnipes returns one page of the account's snipes and the total
-	// count before paging.
-	ListSnipes(ctx context.Context, accountID int64, q ListQuery) (page []Snipe, total int, err error)
-	// ListEntries is ListSnipes with entries instead of whole snipes: the
-	// same page, order and total, each entry equal to its snipe's
-	// ListEntry. getUserItems uses it.
+	// ListEntries returns one page of the account's snipes as entries,
+	// each equal to its snipe's ListEntry, and the total count before
+	// paging. getUserItems uses it.
 	ListEntries(ctx context.Context, accountID int64, q ListQuery) (page []ListEntry, total int, err error)
 	// GroupSnipes returns every snipe of a group, by Item.End then item_no.
 	GroupSnipes(ctx context.Context, accountID, groupID int64) ([]Snipe, error)

@@ -149,9 +149,9 @@ func BenchmarkShotPathParallel(b *testing.B) {
 }
 
 // BenchmarkListing is getUserItems' store call as apibench makes it: a
-// page of 20 current snipes among 200, with the total, as whole snipes
-// (ListSnipes) and as entries (ListEntries). SNIPED_BENCH_DB keeps the
-// database at that path (to inspect its plans with the sqlite3 shell).
+// page of 20 current snipes among 200, with the total (ListEntries).
+// SNIPED_BENCH_DB keeps the database at that path (to inspect its plans
+// with the sqlite3 shell).
 func BenchmarkListing(b *testing.B) {
 	path := os.Getenv("SNIPED_BENCH_DB")
 	if path == "" {
@@ -173,13 +173,6 @@ func BenchmarkListing(b *testing.B) {
 		}
 	}
 	q := store.ListQuery{Filter: store.FilterCurrent, OrderBy: "ends", Limit: 20, Now: now}
-	b.Run("ListSnipes", func(b *testing.B) {
-		for b.Loop() {
-			if page, total, err := s.ListSnipes(ctx, a.ID, q); err != nil || len(page) != 20 || total != 200 {
-				b.Fatalf("ListSnipes = %d, %d, %v", len(page), total, err)
-			}
-		}
-	})
 	b.Run("ListEntries", func(b *testing.B) {
 		for b.Loop() {
 			if page, total, err := s.ListEntries(ctx, a.ID, q); err != nil || len(page) != 20 || total != 200 {

@@ -76,7 +76,7 @@ func TestTwoHandles(t *testing.T) {
 	if got, err := serve.CountAccounts(ctx); got != n+1 || err != nil {
 		t.Errorf("serve sees %d accounts, %v; want %d", got, err, n+1)
 	}
-	if _, total, err := cli.ListSnipes(ctx, admin.ID, store.ListQuery{Now: now}); total != n || err != nil {
+	if _, total, err := cli.ListEntries(ctx, admin.ID, store.ListQuery{Now: now}); total != n || err != nil {
 		t.Errorf("cli sees %d snipes, %v; want %d", total, err, n)
 	}
 }

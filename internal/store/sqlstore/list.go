@@ -12,24 +12,9 @@ import (
 	"github.com/sniped/sniped/internal/store"
 )
 
-// ListSnipes returns one page of the account's snipes and the total count.
-func (s *Store) ListSnipes(ctx context.Context, accountID int64, q store.ListQuery) ([]store.Snipe, int, error) {
-	return listPage(ctx, s, accountID, q, selectSnipeColumns, func(rows *sql.Rows, total *int64) (store.Snipe, error) {
-		return scanSnipe(rows, total)
-	})
-}
-
-// ListEntries is ListSnipes reading only an entry's columns (getUserItems).
+// ListEntries returns one page of the account's listing and the total
+// count before paging, reading only an entry's columns (getUserItems).
 func (s *Store) ListEntries(ctx context.Context, accountID int64, q store.ListQuery) ([]store.ListEntry, int, error) {
-	var sc entryScanner
-	return listPage(ctx, s, accountID, q, selectEntryColumns, sc.scan)
-}
-
-// listPage runs a listing: cols (a SELECT of snipes s and bid_groups g)
-// plus the total, under q's filter, order and page; scan reads a row and
-// stores the total that ends it.
-func listPage[T any](ctx context.Context, s *Store, accountID int64, q store.ListQuery, cols string,
-	scan func(rows *sql.Rows, total *int64) (T, error)) ([]T, int, error) {
 	now := ms(q.Now)
 	cut := ms(q.Now.Add(-store.ArchiveAge))
 	args := []any{accountID}
@@ -50,7 +35,7 @@ func listPage[T any](ctx context.Context, s *Store, accountID int64, q store.Lis
 		where = append(where, `(s.item_ended = 1 OR s.item_end_ms <= `+arg(now)+`)`, `s.item_end_ms <= `+arg(cut))
 	case "":
 	default:
-		return nil, 0, fmt.Errorf("list snipes: unknown filter %q", q.Filter)
+		return nil, 0, fmt.Errorf("list entries: unknown filter %q", q.Filter)
 	}
 	if !q.ShowWon {
 		where = append(where, `s.outcome <> `+strconv.Itoa(int(outcome.Won)))
@@ -76,27 +61,28 @@ func listPage[T any](ctx context.Context, s *Store, accountID int64, q store.Lis
 	if q.Limit > 0 {
 		total = `(SELECT COUNT(*) FROM snipes s WHERE ` + cond + `)`
 	}
-	query := cols + `, ` + total + ` FROM snipes s LEFT JOIN bid_groups g ON g.id = s.group_id WHERE ` + cond +
+	query := selectEntryColumns + `, ` + total + ` FROM snipes s LEFT JOIN bid_groups g ON g.id = s.group_id WHERE ` + cond +
 		` ORDER BY ` + col + dir + `, s.item_no` + dir +
 		` LIMIT CAST(` + arg(limitOrAll(q.Limit)) + ` AS BIGINT) OFFSET CAST(` + arg(int64(max(q.Offset, 0))) + ` AS BIGINT)`
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list snipes: %w", err)
+		return nil, 0, fmt.Errorf("list entries: %w", err)
 	}
 	defer rows.Close()
 	var (
-		page = make([]T, 0, min(max(q.Limit, 0), 100))
+		page = make([]store.ListEntry, 0, min(max(q.Limit, 0), 100))
 		n    int64
+		sc   entryScanner
 	)
 	for rows.Next() {
-		v, err := scan(rows, &n)
+		v, err := sc.scan(rows, &n)
 		if err != nil {
-			return nil, 0, fmt.Errorf("list snipes: %w", err)
+			return nil, 0, fmt.Errorf("list entries: %w", err)
 		}
 		page = append(page, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("list snipes: %w", err)
+		return nil, 0, fmt.Errorf("list entries: %w", err)
 	}
 	switch {
 	case len(page) > 0 && q.Limit > 0:
@@ -108,7 +94,7 @@ func listPage[T any](ctx context.Context, s *Store, accountID int64, q store.Lis
 	// An empty page past the end: count on its own.
 	var count int
 	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM snipes s WHERE `+cond, countArgs...).Scan(&count); err != nil {
-		return nil, 0, fmt.Errorf("list snipes: count: %w", err)
+		return nil, 0, fmt.Errorf("list entries: count: %w", err)
 	}
 	return page, count, nil
 }

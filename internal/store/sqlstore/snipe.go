@@ -33,10 +33,9 @@ const returningSnipe = `id, account_id, item_no, bid_cents, delay_s, enabled, fo
 	fire_at_ms, placed_at_ms, item_title, item_currency, item_price_cents, item_bids,
 	item_gallery_url, item_start_ms, item_end_ms, item_ended, created_ms, updated_ms`
 
-// scanSnipe reads a row of selectSnipes, then the extra columns into extra.
-// Integers are scanned into int64: database/sql converts an int64 for an
-// int destination through a string.
-func scanSnipe(row interface{ Scan(...any) error }, extra ...any) (store.Snipe, error) {
+// scanSnipe reads a row of selectSnipes. Integers are scanned into int64:
+// database/sql converts an int64 for an int destination through a string.
+func scanSnipe(row interface{ Scan(...any) error }) (store.Snipe, error) {
 	var (
 		sn                           store.Snipe
 		bid, price, delay, bids      int64
@@ -46,11 +45,10 @@ func scanSnipe(row interface{ Scan(...any) error }, extra ...any) (store.Snipe, 
 		fireAt, placedAt, start, end int64
 		created, updated             int64
 	)
-	dest := append(make([]any, 0, 24+len(extra)), &sn.ID, &sn.AccountID, &sn.ItemNo, &bid, &delay, &enabled, &forced,
+	if err := row.Scan(&sn.ID, &sn.AccountID, &sn.ItemNo, &bid, &delay, &enabled, &forced,
 		&sn.GroupID, &sn.GroupName, &state, &code, &sn.OutcomeDetail,
 		&fireAt, &placedAt, &sn.Item.Title, &sn.Item.Currency, &price, &bids,
-		&sn.Item.GalleryURL, &start, &end, &ended, &created, &updated)
-	if err := row.Scan(append(dest, extra...)...); err != nil {
+		&sn.Item.GalleryURL, &start, &end, &ended, &created, &updated); err != nil {
 		return store.Snipe{}, err
 	}
 	sn.Delay = int(delay)

@@ -60,9 +60,9 @@ var listTests = []test{
 		for _, tc := range tests {
 			q := store.ListQuery{Filter: tc.filter, ShowWon: tc.showWon, OrderBy: "ends", Limit: 20, Now: b.now}
 			got, total, err := b.list(t, b.alice.ID, q)
-			if err != nil || !slices.Equal(itemNos(got), tc.want) || total != len(tc.want) {
-				t.Errorf("ListSnipes(%q, show_won=%v) = %v, total %d, %v; want %v, total %d",
-					tc.filter, tc.showWon, itemNos(got), total, err, tc.want, len(tc.want))
+			if err != nil || !slices.Equal(entryItemNos(got), tc.want) || total != len(tc.want) {
+				t.Errorf("ListEntries(%q, show_won=%v) = %v, total %d, %v; want %v, total %d",
+					tc.filter, tc.showWon, entryItemNos(got), total, err, tc.want, len(tc.want))
 			}
 		}
 	}},
@@ -88,8 +88,8 @@ var listTests = []test{
 		for _, tc := range tests {
 			q := store.ListQuery{Filter: store.FilterCurrent, OrderBy: tc.orderBy, Desc: tc.desc, Limit: 20, Now: b.now}
 			got, _, err := b.list(t, b.alice.ID, q)
-			if err != nil || !slices.Equal(itemNos(got), tc.want) {
-				t.Errorf("ListSnipes(orderby %s, desc %v) = %v, %v; want %v", tc.orderBy, tc.desc, itemNos(got), err, tc.want)
+			if err != nil || !slices.Equal(entryItemNos(got), tc.want) {
+				t.Errorf("ListEntries(orderby %s, desc %v) = %v, %v; want %v", tc.orderBy, tc.desc, entryItemNos(got), err, tc.want)
 			}
 		}
 	}},
@@ -110,19 +110,19 @@ var listTests = []test{
 		for _, tc := range tests {
 			q := store.ListQuery{Filter: store.FilterCurrent, OrderBy: "ends", Offset: tc.offset, Limit: tc.limit, Now: b.now}
 			got, total, err := b.list(t, b.alice.ID, q)
-			if err != nil || !slices.Equal(itemNos(got), tc.want) || total != 7 {
-				t.Errorf("ListSnipes(offset %d, limit %d) = %v, total %d, %v; want %v, total 7", tc.offset, tc.limit, itemNos(got), total, err, tc.want)
+			if err != nil || !slices.Equal(entryItemNos(got), tc.want) || total != 7 {
+				t.Errorf("ListEntries(offset %d, limit %d) = %v, total %d, %v; want %v, total 7", tc.offset, tc.limit, entryItemNos(got), total, err, tc.want)
 			}
 		}
 	}},
 	{"EntryFields", func(t *testing.T, b *bundle) {
 		s := b.upsert(t, b.alice.ID, 1, store.SnipeChange{Bid: ptr(money.Amount(1234)), Delay: ptr(4), GroupName: ptr("g"), Item: item(b.now.Add(hour))})
 		got, _, err := b.list(t, b.alice.ID, store.ListQuery{Filter: store.FilterCurrent, Limit: 20, Now: b.now})
-		if err != nil || len(got) != 1 || !equalSnipe(got[0], s) {
-			t.Errorf("ListSnipes = %+v, %v; want exactly %+v", got, err, s)
+		if want := s.ListEntry(); err != nil || len(got) != 1 || !equalEntry(got[0], want) {
+			t.Errorf("ListEntries = %+v, %v; want exactly [%+v]", got, err, want)
 		}
 		// Every field of an entry, the flags and the outcome's detail
-		// included: b.list compares ListEntries with ListSnipes.
+		// included.
 		ended := item(b.now.Add(-hour))
 		ended.Ended, ended.Title, ended.GalleryURL = true, `"Ünïcode" <&> \ 🎉`, ""
 		off := b.upsert(t, b.alice.ID, 2, store.SnipeChange{Bid: ptr(money.Amount(99)), Enabled: ptr(false), Force: ptr(true), Item: ended})
@@ -130,8 +130,12 @@ var listTests = []test{
 			To: store.StateSettled, Outcome: outcome.Disabled, Detail: "switched off"}); err != nil {
 			t.Fatal(err)
 		}
-		if got, total, err := b.list(t, b.alice.ID, store.ListQuery{ShowWon: true, Now: b.now}); err != nil || len(got) != 2 || total != 2 {
-			t.Errorf("ListSnipes = %+v, total %d, %v; want 2 snipes", got, total, err)
+		offEntry := off.ListEntry()
+		offEntry.Outcome, offEntry.OutcomeDetail = outcome.Disabled, "switched off"
+		want := []store.ListEntry{offEntry, s.ListEntry()} // by end ascending
+		got, total, err := b.list(t, b.alice.ID, store.ListQuery{ShowWon: true, Now: b.now})
+		if err != nil || total != 2 || !slices.EqualFunc(got, want, equalEntry) {
+			t.Errorf("ListEntries = %+v, total %d, %v; want exactly %+v, total 2", got, total, err, want)
 		}
 	}},
 	{"EntriesUnknownFilter", func(t *testing.T, b *bundle) {
@@ -141,23 +145,26 @@ var listTests = []test{
 	}},
 }
 
-// list is ListSnipes, checked against ListEntries: the same total and
-// page, each entry its snipe's ListEntry, or both failing.
-func (b *bundle) list(t *testing.T, accountID int64, q store.ListQuery) ([]store.Snipe, int, error) {
+// list is ListEntries, each entry checked against its snipe as Snipe
+// reads it: equal to the snipe's ListEntry.
+func (b *bundle) list(t *testing.T, accountID int64, q store.ListQuery) ([]store.ListEntry, int, error) {
 	t.Helper()
-	page, total, err := b.s.ListSnipes(b.ctx, accountID, q)
-	entries, entriesTotal, entriesErr := b.s.ListEntries(b.ctx, accountID, q)
-	if (err == nil) != (entriesErr == nil) || total != entriesTotal || len(page) != len(entries) {
-		t.Errorf("ListEntries(%+v) = %d entries, total %d, %v; ListSnipes gave %d, total %d, %v",
-			q, len(entries), entriesTotal, entriesErr, len(page), total, err)
-		return page, total, err
-	}
-	for i := range page {
-		if want := page[i].ListEntry(); !equalEntry(entries[i], want) {
-			t.Errorf("ListEntries(%+v)[%d] = %+v, want %+v", q, i, entries[i], want)
+	page, total, err := b.s.ListEntries(b.ctx, accountID, q)
+	for i, e := range page {
+		if want := b.get(t, accountID, e.ItemNo).ListEntry(); !equalEntry(e, want) {
+			t.Errorf("ListEntries(%+v)[%d] = %+v, want %+v", q, i, e, want)
 		}
 	}
 	return page, total, err
+}
+
+// entryItemNos is the item numbers of entries, in order.
+func entryItemNos(es []store.ListEntry) []int64 {
+	out := make([]int64, len(es))
+	for i, e := range es {
+		out[i] = e.ItemNo
+	}
+	return out
 }
 
 // equalEntry compares entries, their times by Equal.

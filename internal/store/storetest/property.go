@@ -101,12 +101,12 @@ func testListProperty(t *testing.T, b *bundle) {
 					for q.Offset = 0; q.Offset <= len(all); q.Offset += q.Limit {
 						page, total, err := b.list(t, b.alice.ID, q)
 						if err != nil || total != len(want) {
-							t.Fatalf("ListSnipes(%+v) total = %d, %v; want %d", q, total, err, len(want))
+							t.Fatalf("ListEntries(%+v) total = %d, %v; want %d", q, total, err, len(want))
 						}
-						got = append(got, itemNos(page)...)
+						got = append(got, entryItemNos(page)...)
 					}
 					if !slices.Equal(got, want) {
-						t.Errorf("ListSnipes(%s, show_won %v, %s, desc %v) pages = %v, want %v", f, showWon, orderBy, desc, got, want)
+						t.Errorf("ListEntries(%s, show_won %v, %s, desc %v) pages = %v, want %v", f, showWon, orderBy, desc, got, want)
 					}
 					if showWon && orderBy == "ends" && !desc {
 						for _, no := range got {

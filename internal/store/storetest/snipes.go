@@ -119,7 +119,7 @@ var snipeTests = []test{
 		wantErr(t, "Snipe(bob, alice's item)", err, store.ErrNotFound)
 		wantErr(t, "DeleteSnipe(bob, alice's item)", b.s.DeleteSnipe(b.ctx, b.bob.ID, 5), store.ErrNotFound)
 		if _, n, _ := b.list(t, b.bob.ID, store.ListQuery{Now: b.now}); n != 0 {
-			t.Errorf("ListSnipes(bob) total = %d, want 0", n)
+			t.Errorf("ListEntries(bob) total = %d, want 0", n)
 		}
 		// Bob's addBid on the same item number is his own snipe.
 		bs, created, err := b.s.UpsertSnipe(b.ctx, b.bob.ID, 5, store.SnipeChange{Item: item(b.now.Add(hour))}, b.now)
