@@ -396,25 +396,24 @@ func (so *soak) fail(kind, format string, args ...any) {
 	}
 }
 
-// rssSample is the process's resident memory at one moment, in KiB, in
-// total and split by kind of mapping.
+// rssSample is the process's resident memory at one moment, in KiB.
 type rssSample struct {
 	at  time.Duration
 	kib int64
-	// goHeap is resident in the Go heap's arenas, other in the rest of the
-	// anonymous memory (SQLite's page caches and everything the pure-Go
-	// libc allocates, goroutine stacks outside the arenas, the runtime's
-	// metadata), file in file mappings (the binary, SQLite's shared WAL
-	// index).
-	goHeap, other, file int64
-	// From the server's /metrics, in KiB: the Go heap in use (part of
-	// goHeap) and the Go runtime's metadata outside the heap (part of
-	// other); the rest of other is SQLite's, which has no gauge (modernc's
-	// build keeps no memory statistics).
-	heapInuse, goMeta int64
+	// anon and file split kib (/proc/PID/status: RssAnon, RssFile; file
+	// is mostly the binary).
+	anon, file int64
+	// From the server's /metrics: what the Go runtime holds from the OS
+	// and has not released (go_memstats_sys_bytes − heap_released: the
+	// heap, stacks and metadata, an upper bound of its resident part) and
+	// the Go heap in use. The rest of anon is SQLite's page caches and
+	// everything else the pure-Go libc allocates, which has no gauge
+	// (modernc's build keeps no memory statistics). (Go 1.26 places the
+	// heap at a random address, so smaps cannot tell it apart by address.)
+	goHeld, heapInuse int64
 }
 
-// readMetrics adds the server's memory gauges to r.
+// readMetrics adds the server's Go memory gauges to r.
 func (so *soak) readMetrics(r *rssSample) {
 	res, err := so.client.Get(so.s.URL + "/metrics")
 	if err != nil {
@@ -422,9 +421,10 @@ func (so *soak) readMetrics(r *rssSample) {
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
+	var sys, released int64
 	for _, line := range strings.Split(string(body), "\n") {
 		name, v, ok := strings.Cut(line, " ")
-		if !ok || strings.HasPrefix(name, "#") {
+		if !ok {
 			continue
 		}
 		f, err := strconv.ParseFloat(v, 64)
@@ -433,53 +433,39 @@ func (so *soak) readMetrics(r *rssSample) {
 		}
 		kib := int64(f / 1024)
 		switch name {
+		case "go_memstats_sys_bytes":
+			sys = kib
+		case "go_memstats_heap_released_bytes":
+			released = kib
 		case "go_memstats_heap_inuse_bytes":
 			r.heapInuse = kib
-		case "go_memstats_mspan_sys_bytes", "go_memstats_mcache_sys_bytes", "go_memstats_buck_hash_sys_bytes", "go_memstats_gc_sys_bytes", "go_memstats_other_sys_bytes":
-			r.goMeta += kib
 		}
 	}
+	r.goHeld = sys - released
 }
 
-// goArenas is where the Go runtime places its heap arenas on linux/amd64
-// (runtime/malloc.go's arena hints start at 0x00c0<<32); good enough to
-// tell the Go heap from the rest of the anonymous memory.
-const goArenaStart, goArenaEnd = 0x00c0 << 32, 0x7f00 << 32
-
-// readRSS reads the process's resident set from /proc/PID/smaps (Linux),
-// split by kind of mapping; a zero sample when it cannot be read.
+// readRSS reads the process's resident set from /proc/PID/status (Linux);
+// a zero sample when it cannot be read.
 func readRSS(t *testing.T, pid int) rssSample {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		t.Logf("read RSS: %v", err)
 		return rssSample{}
 	}
 	var r rssSample
-	kind := &r.other
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Rss:"); ok {
-			kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			*kind += kib
-			r.kib += kib
+		name, v, ok := strings.Cut(line, ":")
+		if !ok {
 			continue
 		}
-		// A mapping's header: "start-end perms offset dev inode [path]".
-		f := strings.Fields(line)
-		if len(f) < 5 || !strings.Contains(f[0], "-") || strings.HasSuffix(f[0], ":") {
-			continue
-		}
-		lo, _, _ := strings.Cut(f[0], "-")
-		addr, err := strconv.ParseUint(lo, 16, 64)
-		if err != nil {
-			continue
-		}
-		switch {
-		case f[4] != "0":
-			kind = &r.file
-		case addr >= goArenaStart && addr < goArenaEnd:
-			kind = &r.goHeap
-		default:
-			kind = &r.other
+		kib, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		switch name {
+		case "VmRSS":
+			r.kib = kib
+		case "RssAnon":
+			r.anon = kib
+		case "RssFile":
+			r.file = kib
 		}
 	}
 	return r
@@ -534,18 +520,21 @@ func (so *soak) report(elapsed, warmup time.Duration, rss []rssSample, maxGrowth
 	var trace strings.Builder
 	for _, r := range rss {
 		if r.at%time.Minute < 5*time.Second {
-			fmt.Fprintf(&trace, " %v:%.1f(%.1f+%.1f+%.1f)", r.at.Round(time.Minute), float64(r.kib)/1024,
-				float64(r.goHeap)/1024, float64(r.other)/1024, float64(r.file)/1024)
+			fmt.Fprintf(&trace, " %v:%.1f(%.1f/%.1f)", r.at.Round(time.Minute), float64(r.kib)/1024,
+				float64(r.anon)/1024, float64(r.file)/1024)
 		}
 	}
-	t.Logf("soak: RSS MiB by minute, total(Go heap+other anonymous+file):%s", trace.String())
+	t.Logf("soak: RSS MiB by minute, total(anonymous/file):%s", trace.String())
 	trace.Reset()
 	for _, r := range rss {
 		if r.at%time.Minute < 5*time.Second {
-			fmt.Fprintf(&trace, " %v:%.1f/%.1f", r.at.Round(time.Minute), float64(r.heapInuse)/1024, float64(r.goMeta)/1024)
+			fmt.Fprintf(&trace, " %v:%.1f/%.1f", r.at.Round(time.Minute), float64(r.goHeld)/1024, float64(r.heapInuse)/1024)
 		}
 	}
-	t.Logf("soak: MiB by minute, Go heap in use/Go runtime metadata:%s", trace.String())
+	// Held is an upper bound of the Go runtime's resident memory (memory
+	// it took and never touched counts), so anonymous − held is a lower
+	// bound of SQLite's and the libc's share.
+	t.Logf("soak: Go runtime MiB by minute, held from the OS/heap in use:%s", trace.String())
 	if len(after) < 6 {
 		t.Logf("soak: too few RSS samples after warm-up to judge growth")
 	} else if growth > maxGrowth {

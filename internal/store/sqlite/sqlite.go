@@ -45,7 +45,7 @@ const DefaultCacheMiB = 64
 // own cap takes the least recently used page of the group, often another
 // connection's, so the busy writer's cache grows past its cap into the
 // others' unused share. With SQLite's default 2 MB a reader it did so by
-// about 450 KiB a minute for minutes 2–8 of the soak (docs/performance.md).
+// about 400 KiB a minute for minutes 2–8 of the soak (docs/performance.md).
 const readerCacheKiB = 256
 
 // Options tune Open.
