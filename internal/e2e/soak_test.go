@@ -408,8 +408,9 @@ type rssSample struct {
 	// heap, stacks and metadata, an upper bound of its resident part) and
 	// the Go heap in use. The rest of anon is SQLite's page caches and
 	// everything else the pure-Go libc allocates, which has no gauge
-	// (modernc's build keeps no memory statistics). (Go 1.26 places the
-	// heap at a random address, so smaps cannot tell it apart by address.)
+	// (modernc's build keeps no memory statistics). (The heap's address is not
+	// fixed, seen at 0xc000000000 and 0x1dd5f8000000, so smaps cannot tell
+	// it apart by address.)
 	goHeld, heapInuse int64
 }
 
