@@ -62,7 +62,7 @@ func parseServe(args []string, stderr io.Writer) (serveConfig, error) {
 	fs := flag.NewFlagSet("sniped serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c.store.register(fs)
-	fs.IntVar(&c.store.cacheMiB, "sqlite-cache", sqlite.DefaultCacheMiB, "SQLite store: the writer's page cache cap in MiB (memory it keeps once the store is large)")
+	fs.IntVar(&c.store.cacheMiB, "sqlite-cache", sqlite.DefaultCacheMiB, "SQLite store: the writer's page cache cap in MiB (memory it keeps once the store is large; each reader keeps at most 256 KiB more)")
 	c.lease.register(fs)
 	fs.StringVar(&c.addr, "addr", envOr(envAddr, DefaultAddr), "address to listen on (env "+envAddr+"); port 0 picks a free port")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve /metrics (and the Go profiler, /debug/pprof/) on this address instead of the public one, e.g. 127.0.0.1:9090 (default: /metrics on --addr, no profiler)")

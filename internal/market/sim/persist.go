@@ -70,7 +70,11 @@ var migrations = []string{
 // survives a killed process (the WAL is in the OS page cache), which is the
 // failure the sniper's crash test produces.
 func openDB(ctx context.Context, path string) (*sql.DB, error) {
-	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)"
+	// cache_size: reads come from memory, so the cache serves only the
+	// writes' index pages; and SQLite as modernc builds it shares one page
+	// budget among all the process's connections (store/sqlite's
+	// readerCacheKiB), which SQLite's default 2 MB would enlarge.
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=busy_timeout(5000)&_pragma=foreign_keys(ON)&_pragma=cache_size(-256)"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sim: open %s: %w", path, err)

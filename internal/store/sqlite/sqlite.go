@@ -35,12 +35,27 @@ const pragmas = "_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)&_pragma=f
 // Options.CacheMiB is 0.
 const DefaultCacheMiB = 64
 
+// readerCacheKiB caps each reader connection's page cache. A reader's
+// cache is discarded whenever it starts a read after a write (WAL mode),
+// so under writes it holds one query's pages at most, and 256 KiB (about 60
+// pages) holds the interior pages a query revisits. The cap matters beyond
+// the reader: SQLite as modernc builds it keeps one page cache for the
+// whole process (pcache1's unified group), bounded by the sum of every
+// open connection's cache_size, not by each one's: a connection at its
+// own cap takes the least recently used page of the group, often another
+// connection's, so the busy writer's cache grows past its cap into the
+// others' unused share. With SQLite's default 2 MB a reader it did so by
+// about 400 KiB a minute for minutes 2–8 of the soak (docs/performance.md).
+const readerCacheKiB = 256
+
 // Options tune Open.
 type Options struct {
 	// CacheMiB caps the writer connection's page cache (default
-	// DefaultCacheMiB). The cache is allocated as pages are touched and
-	// kept up to the cap, outside the Go heap: it is most of the resident
-	// memory a large store adds.
+	// DefaultCacheMiB); each reader connection keeps at most
+	// readerCacheKiB. The cache is allocated as pages are touched and
+	// kept up to the caps, outside the Go heap: it is most of the resident
+	// memory a large store adds. The process's SQLite pages are bounded by
+	// the sum of its connections' caps (see readerCacheKiB).
 	CacheMiB int
 }
 
@@ -84,7 +99,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", path+"?"+pragmas+"&_pragma=query_only(1)")
+	r, err := sql.Open("sqlite", path+"?"+pragmas+"&_pragma=query_only(1)&_pragma=cache_size(-"+strconv.Itoa(readerCacheKiB)+")")
 	if err != nil {
 		_ = w.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
