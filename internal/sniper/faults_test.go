@@ -2,6 +2,7 @@ package sniper
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -22,6 +23,21 @@ type faultStore struct {
 	// fails the call without reaching the store.
 	beforeTransition func(p store.TransitionParams) error
 	recorded         map[outcome.Code]int
+	// failAccounts is how many of the next Accounts calls fail.
+	failAccounts int
+}
+
+func (f *faultStore) Accounts(ctx context.Context) ([]store.Account, error) {
+	f.mu.Lock()
+	fail := f.failAccounts > 0
+	if fail {
+		f.failAccounts--
+	}
+	f.mu.Unlock()
+	if fail {
+		return nil, errors.New("injected: accounts unavailable")
+	}
+	return f.Store.Accounts(ctx)
 }
 
 func newFaultStore(s store.Store) *faultStore {

@@ -39,6 +39,7 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 	// the contexts the shot derives (an attempt's timeout, the group
 	// commit's) register with their parent under its lock, which 5,000
 	// shots due at once would otherwise all queue on at their moment.
+	runCtx := ctx
 	ctx, cancel := context.WithCancel(highPriority(ctx))
 	defer cancel()
 	if !s.armable(id, ver, fireAt) {
@@ -69,7 +70,8 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 		s.revert(ctx, id)
 		// Try again shortly rather than at the next horizon reload, which
 		// may come after the auction; not at once, or a down store spins.
-		s.trySpawn(ctx, s.bg, func(ctx context.Context) {
+		// On the run's context: the shot's own ends with this function.
+		s.trySpawn(runCtx, s.bg, func(ctx context.Context) {
 			if sleepUntil(ctx, s.clk, s.clk.Now().Add(retryFirst)) {
 				s.Changed(id)
 			}

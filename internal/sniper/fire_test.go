@@ -43,6 +43,43 @@ func TestFiresAtEndMinusDelayAndWins(t *testing.T) {
 	})
 }
 
+// TestAccountLookupFailureRetried: a store error while arming (the
+// account's marketplace user could not be read) puts the snipe back and
+// arms it again shortly, in time for its moment.
+func TestAccountLookupFailureRetried(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t)
+		b.start()
+		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 3 * time.Minute})
+		sn := b.add(no, 500, 3, snipeOpts{})
+		fireAt := sn.Item.End.Add(-3 * time.Second)
+		// Just before the arm: forget the cached user, fail the next read.
+		sleepTill(fireAt.Add(-DefaultArmLead - 100*time.Millisecond))
+		b.sn.accMu.Lock()
+		clear(b.sn.accounts)
+		b.sn.accMu.Unlock()
+		b.st.mu.Lock()
+		b.st.failAccounts = 1
+		b.st.mu.Unlock()
+		sleepTill(sn.Item.End.Add(10 * time.Second))
+
+		b.st.mu.Lock()
+		left := b.st.failAccounts
+		b.st.mu.Unlock()
+		if left != 0 {
+			t.Fatalf("the injected failure was not reached")
+		}
+		bids := b.ours(no)
+		if len(bids) != 1 || !bids[0].Time.Equal(fireAt) {
+			t.Fatalf("bids = %+v, want one at %v (end − delay)", bids, fireAt)
+		}
+		if got := b.get(sn.ID); got.State != store.StateSettled || got.Outcome != outcome.Won {
+			t.Errorf("snipe = %s/%s, want settled/won", got.State, codeName(got.Outcome))
+		}
+	})
+}
+
 // leadMarket is a marketplace reached over a network whose one-way time
 // is lead (markettest's latency is split evenly between the two ways).
 type leadMarket struct {
