@@ -201,8 +201,15 @@ func TestDashboardAddSnipeDialog(t *testing.T) {
 	tb.connect(s.key)
 
 	tb.do("add snipe", chromedp.Click(chromedp.ID("add-btn")), chromedp.WaitVisible(chromedp.ID("ed-item")))
+	// The form must not move while the lookup answers: a click aimed at a
+	// control as the preview grew once landed on the wrong one.
+	formTop := `String(document.getElementById("ed-item").getBoundingClientRect().top)`
+	empty := tb.eval(formTop)
 	tb.do("type the item number", chromedp.SendKeys(chromedp.ID("ed-item"), strconv.FormatInt(no, 10)))
 	tb.wait("looked up as typed", `document.querySelector("#ed-preview .preview-title")?.textContent === "Rolleiflex 2.8F"`)
+	if got := tb.eval(formTop); got != empty {
+		t.Errorf("item field top with the item previewed = %s, want %s (as before the lookup)", got, empty)
+	}
 	preview := tb.eval(`document.getElementById("ed-preview").textContent`)
 	for _, want := range []string{"Price", it.CurrentPrice.String(), "Minimum to bid", it.MinimumToBid.String(), "Time left"} {
 		if !strings.Contains(preview, want) {
@@ -225,6 +232,9 @@ func TestDashboardAddSnipeDialog(t *testing.T) {
 	tb.do("unknown item", chromedp.Evaluate[chromedp.Void](`document.getElementById("ed-item").value = ""`),
 		chromedp.SendKeys(chromedp.ID("ed-item"), "999999999"))
 	tb.wait("unknown item said", `document.getElementById("ed-preview").textContent.includes("no item 999999999")`)
+	if got := tb.eval(formTop); got != empty {
+		t.Errorf("item field top with an unknown item = %s, want %s (as before the lookup)", got, empty)
+	}
 	tb.do("cancel", chromedp.Click(chromedp.ID("ed-cancel")))
 
 	// The Completed list shows when an item ended and its final price.

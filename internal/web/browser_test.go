@@ -11,11 +11,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
 	"github.com/sniped/sniped/internal/api"
@@ -41,6 +44,8 @@ const (
 	// end-to-end package (fault storm, soak, chaos) shares the two cores
 	// with Chromium, and one test's steps took over 2 minutes there.
 	stepTimeout = 6 * time.Minute
+	// actionTimeout bounds one do or wait.
+	actionTimeout = 75 * time.Second
 	// account is the test account's name (and marketplace user).
 	account = "alice"
 )
@@ -302,29 +307,56 @@ func openTab(t *testing.T, pageURL string, width int64) *tab {
 	tctx, tcancel := context.WithTimeout(ctx, stepTimeout)
 	t.Cleanup(tcancel)
 	tb.ctx = tctx
+	if rate, err := strconv.ParseFloat(os.Getenv("SNIPED_WEB_CPU_SLOWDOWN"), 64); err == nil && rate > 1 {
+		// Reproduces a loaded CI machine on a quiet one: the page's own
+		// work (layout, timers, scripts) runs rate times slower.
+		tb.do("slow the page's CPU", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.SetCPUThrottlingRate, emulation.SetCPUThrottlingRateParams{Rate: rate})
+			return err
+		}))
+	}
 	tb.do("open "+pageURL, chromedp.EmulateViewport(width, 900), chromedp.Navigate(pageURL))
 	return tb
 }
 
+// do runs the actions as one step. A step has the same loose bound as a
+// wait: a click waits for its element to be visible, and one that never
+// becomes so must fail with the page's state, not hang the whole test.
 func (tb *tab) do(step string, actions ...chromedp.Action[chromedp.Void]) {
 	tb.t.Helper()
-	if err := chromedp.Do(tb.ctx, actions...); err != nil {
+	ctx, cancel := context.WithTimeout(tb.ctx, actionTimeout)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
 		tb.t.Fatalf("%s: %v%s", step, err, tb.state())
 	}
 }
 
 // typeItem opens the editor, types an item number and waits for its
-// preview. The preview sits above the form and grows when the lookup
-// answers: a click computed before that lands where the button was (on a
-// loaded machine the answer came in the middle of the next steps, and a
-// click on Save was lost).
+// preview.
 func (tb *tab) typeItem(itemNo int64) {
 	tb.t.Helper()
 	tb.do("open the editor and type the item number",
 		chromedp.Click(chromedp.ID("add-btn")),
 		chromedp.WaitVisible(chromedp.ID("ed-item")),
 		chromedp.SendKeys(chromedp.ID("ed-item"), fmt.Sprint(itemNo)))
-	tb.wait("item previewed", `!!document.getElementById("ed-minimum")`)
+	tb.previewed(itemNo)
+}
+
+// setItem replaces the editor's item number and waits for the lookup it
+// starts to answer. The preview keeps its height, but waiting keeps the
+// next steps off a page that is still changing.
+func (tb *tab) setItem(itemNo int64) {
+	tb.t.Helper()
+	tb.do("set the item number", chromedp.SetValue(chromedp.ID("ed-item"), fmt.Sprint(itemNo)))
+	tb.previewed(itemNo)
+}
+
+// previewed waits for the editor's preview to show the item, or to say
+// the marketplace has none by that number.
+func (tb *tab) previewed(itemNo int64) {
+	tb.t.Helper()
+	tb.wait("item previewed", fmt.Sprintf(`(p => p.dataset.state === "item" && p.dataset.item === "%[1]d" ||
+		p.textContent.includes("no item %[1]d"))(document.getElementById("ed-preview"))`, itemNo))
 }
 
 // wait polls a JavaScript predicate until it is true. The bound is loose:
@@ -332,7 +364,7 @@ func (tb *tab) typeItem(itemNo int64) {
 // cores with the browser, and a step once took over 30 s there.
 func (tb *tab) wait(step, predicate string) {
 	tb.t.Helper()
-	_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(75*time.Second)))
+	_, err := chromedp.Run(tb.ctx, chromedp.Poll[bool](predicate, chromedp.WithPollingTimeout(actionTimeout)))
 	if err != nil {
 		tb.t.Fatalf("%s: waiting for %s: %v%s", step, predicate, err, tb.state())
 	}
@@ -357,6 +389,9 @@ func (tb *tab) state() string {
 		"editor error: " + document.getElementById("ed-error").textContent,
 		"editor: open " + document.getElementById("editor").open + ", save disabled " + document.getElementById("ed-save").disabled +
 			", item " + JSON.stringify(document.getElementById("ed-item").value) + ", bid " + JSON.stringify(document.getElementById("ed-bid").value),
+		"advanced open " + document.querySelector("#editor details").open + ", force " + document.getElementById("ed-force").checked +
+			", enabled " + document.getElementById("ed-enabled").checked + ", preview " + JSON.stringify(document.getElementById("ed-preview").textContent),
+		"detail hidden " + document.getElementById("detail").hidden + ", delete button " + JSON.stringify(document.getElementById("delete-btn").textContent),
 		"rows: " + [...document.querySelectorAll("#items tr")].map(r => r.dataset.item).join(",")].join("\n")`))
 	return "\npage state:\n" + v
 }
@@ -464,9 +499,14 @@ func TestDashboardSnipeLifecycle(t *testing.T) {
 	tb.wait("chart redrawn narrow", `document.querySelector("#chart svg.chart").getAttribute("width") < 390`)
 	tb.screenshot("dashboard-phone.png")
 	tb.do("desktop width", chromedp.EmulateViewport(1280, 900))
+	// The chart redraws on the resize and the panel's layout changes with
+	// it: a click aimed before that could land beside the button.
+	tb.wait("chart redrawn wide", `document.querySelector("#chart svg.chart").getAttribute("width") > 390`)
 
-	// Delete takes a second click to confirm.
-	tb.do("delete snipe", chromedp.Click(chromedp.ID("delete-btn")), chromedp.Click(chromedp.ID("delete-btn")))
+	// Delete takes a second click, within 4 s, to confirm.
+	tb.do("delete snipe", chromedp.Click(chromedp.ID("delete-btn")))
+	tb.wait("delete asks to confirm", `document.getElementById("delete-btn").textContent === "Confirm delete"`)
+	tb.do("confirm delete", chromedp.Click(chromedp.ID("delete-btn")))
 	tb.wait("snipe gone", fmt.Sprintf(`!document.querySelector(%q) && document.getElementById("detail").hidden`, row(itemNo)))
 	if total := s.get("getUserItems", "filter", "current")["total"]; total != 0.0 {
 		t.Errorf("getUserItems total after delete = %v, want 0", total)
@@ -543,15 +583,15 @@ func TestDashboardShowsInterfaceErrors(t *testing.T) {
 	tb.do("bad amount", chromedp.SetValue(chromedp.ID("ed-bid"), "1.005"), chromedp.Click(chromedp.ID("ed-save")))
 	tb.wait("amount rule named", `document.getElementById("ed-error").textContent.includes("at most 2 decimals")`)
 
+	tb.setItem(999999999999)
 	tb.do("unknown item",
-		chromedp.SetValue(chromedp.ID("ed-item"), "999999999999"),
 		chromedp.SetValue(chromedp.ID("ed-bid"), "10"),
 		chromedp.Click(chromedp.ID("ed-save")))
 	tb.wait("not found shown", `/999999999999|not found|no item/i.test(document.getElementById("ed-error").textContent)`)
 
 	// Force stores a bid below the minimum, with a warning.
+	tb.setItem(itemNo)
 	tb.do("forced bid",
-		chromedp.SetValue(chromedp.ID("ed-item"), fmt.Sprint(itemNo)),
 		chromedp.SetValue(chromedp.ID("ed-bid"), "1.00"),
 		chromedp.Click(chromedp.CSS("#editor summary")),
 		chromedp.Click(chromedp.ID("ed-force")),

@@ -528,17 +528,25 @@
   let lookupTimer = 0, lookupSeq = 0;
 
   // showPreview shows an item's picture, title, price, minimum and time
-  // left in the dialog, and the minimum as the bid field's hint.
+  // left in the dialog, and the minimum as the bid field's hint; without
+  // an item it shows the message, or a hint. The box keeps its height
+  // (notify.css); data-state and data-item say what it shows.
   function showPreview(it, message) {
     const box = $('ed-preview');
     $('ed-bid').placeholder = it && +it.minimumToBid > 0 ? `at least ${(+it.minimumToBid).toFixed(2)}` : '0.00';
-    if (!it) { box.replaceChildren(message ? h('p', { class: 'muted small' }, message) : ''); box.hidden = !message; return; }
+    if (!it) {
+      box.dataset.state = 'message';
+      box.dataset.item = '';
+      box.replaceChildren(h('p', { class: 'muted small' }, message || 'Type an item number to see the item here.'));
+      return;
+    }
     const end = parseUTC(it.endTime);
-    box.hidden = false;
+    box.dataset.state = 'item';
+    box.dataset.item = it.item_no;
     box.replaceChildren(
       it.galleryUrl ? h('img', { src: it.galleryUrl, alt: '', width: 64, height: 64 }) : h('span', { class: 'thumb' }),
       h('div', {},
-        h('p', { class: 'preview-title' }, it.title || `Item ${it.item_no}`),
+        h('p', { class: 'preview-title', title: it.title || '' }, it.title || `Item ${it.item_no}`),
         h('dl', { class: 'preview-facts' },
           h('dt', {}, 'Price'), h('dd', { id: 'ed-price' }, money(it.currentPrice, it.currency)),
           h('dt', {}, 'Minimum to bid'), h('dd', { id: 'ed-minimum' }, money(it.minimumToBid, it.currency)),
