@@ -78,7 +78,12 @@ type config struct {
 	sniped   string
 	cpuprof  string
 	tracef   string
-	armLead  time.Duration
+	memprof  string
+	probe    int
+	// probeSleep is how a probe waits: "go" (a Go timer, as the sniper)
+	// or "nanosleep" (Linux: clock_nanosleep for the last 2 ms).
+	probeSleep string
+	armLead    time.Duration
 	// databaseURL, when set, stores the snipes in PostgreSQL (an empty
 	// schema: point its search_path at one) instead of DATA/sniped.db.
 	databaseURL string
@@ -100,11 +105,18 @@ func main() {
 	flag.StringVar(&c.sniped, "sniped", "", "coldstart: sniped binary (default: go build ./cmd/sniped)")
 	flag.DurationVar(&c.armLead, "arm-lead", 0, "sniper ArmLead (0: sniper.DefaultArmLead)")
 	flag.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the measured run (after the import) to this file")
+	flag.StringVar(&c.memprof, "memprofile", "", "write the allocations of the whole run to this file and those before the measured run to FILE.before (go tool pprof -sample_index=alloc_space -diff_base FILE.before FILE)")
+	flag.IntVar(&c.probe, "probe", 0, "steady case: also time this many bare timers per second, each in a goroutine of its own, beside the shots (the runtime's and kernel's part of the lateness)")
+	flag.StringVar(&c.probeSleep, "probe-sleep", "go", "how a probe waits: go (a Go timer, as the shots do) or nanosleep (Linux: clock_nanosleep for the last 2 ms, beside Go's millisecond-grained timer wait)")
 	flag.StringVar(&c.tracef, "trace", "", "write an execution trace of the measured run (after the import) to this file (go tool trace)")
 	flag.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL URL of an empty schema (default: SQLite in -dir)")
 	flag.IntVar(&c.instances, "instances", 1, "snipers sharing the work through their leases (PostgreSQL only beyond 1)")
 	flag.IntVar(&c.accounts, "accounts", 1, "accounts the snipes are spread over (the work is partitioned by account)")
 	flag.Parse()
+	if c.probeSleep != "go" && c.probeSleep != "nanosleep" {
+		fmt.Fprintln(os.Stderr, "snipebench: -probe-sleep must be go or nanosleep")
+		os.Exit(2)
+	}
 	if c.instances < 1 || c.accounts < 1 || (c.instances > 1 && c.databaseURL == "") {
 		fmt.Fprintln(os.Stderr, "snipebench: -instances and -accounts must be at least 1, and several instances need -database-url")
 		os.Exit(2)
@@ -161,6 +173,7 @@ type plan struct {
 	steady  map[int64]bool
 	burst   map[int64]bool
 	burstAt time.Time
+	from    time.Time // the first steady snipe's moment
 	end     time.Time // after every measured snipe was due
 }
 
@@ -256,6 +269,7 @@ func prepareWith(c config, mk *markettest.Market, t0 time.Time) (*plan, error) {
 	if t0.IsZero() {
 		t0 = time.Now().Add(c.lead)
 	}
+	p.from = t0
 	p.burstAt = t0.Add(c.duration + 15*time.Second).Truncate(time.Second)
 	p.end = p.burstAt
 	if nBurst == 0 {
@@ -350,6 +364,16 @@ func runSniper(c config) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if c.memprof != "" {
+		if err := writeAllocs(c.memprof + ".before"); err != nil {
+			return err
+		}
+		defer func() {
+			if err := writeAllocs(c.memprof); err != nil {
+				fmt.Fprintln(os.Stderr, "snipebench:", err)
+			}
+		}()
+	}
 	if c.tracef != "" {
 		f, err := os.Create(c.tracef)
 		if err != nil {
@@ -368,8 +392,20 @@ func runSniper(c config) error {
 	}
 	fmt.Printf("sniper: %d started; last measured snipe due in %v\n", len(insts), time.Until(p.end).Round(time.Millisecond))
 
+	var probes []time.Duration
+	probed := make(chan struct{})
+	if c.probe > 0 {
+		go func() {
+			probes = probeTimers(p.from, c.duration, c.probe, c.probeSleep == "nanosleep")
+			close(probed)
+		}()
+	} else {
+		close(probed)
+	}
+
 	// Wait until every measured snipe was due, plus room to send.
 	time.Sleep(time.Until(p.end.Add(3 * time.Second)))
+	<-probed
 	var steady, burst []time.Duration
 	missing := 0
 	for no, target := range p.target {
@@ -390,6 +426,9 @@ func runSniper(c config) error {
 	}
 	if c.cases["burst"] {
 		report("burst", burst, len(p.burst))
+	}
+	if len(probes) > 0 {
+		report("probe (bare timers)", probes, len(probes))
 	}
 	if missing > 0 {
 		fmt.Printf("WARNING: %d measured snipes were not sent\n", missing)
@@ -515,4 +554,17 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// writeAllocs writes the allocation profile so far to path.
+func writeAllocs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
