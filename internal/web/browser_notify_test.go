@@ -201,8 +201,9 @@ func TestDashboardAddSnipeDialog(t *testing.T) {
 	tb.connect(s.key)
 
 	tb.do("add snipe", chromedp.Click(chromedp.ID("add-btn")), chromedp.WaitVisible(chromedp.ID("ed-item")))
-	// The form must not move while the lookup answers: a click aimed at a
-	// control as the preview grew once landed on the wrong one.
+	// The form must not move while the lookup answers, or a click aimed
+	// at a control as the preview grows lands beside it (the likely cause
+	// of a CI failure, docs/dashboard.md).
 	formTop := `String(document.getElementById("ed-item").getBoundingClientRect().top)`
 	empty := tb.eval(formTop)
 	tb.do("type the item number", chromedp.SendKeys(chromedp.ID("ed-item"), strconv.FormatInt(no, 10)))
