@@ -106,12 +106,13 @@ func analyze(in io.Reader, wakeFunc string) (report, error) {
 	return out, nil
 }
 
-// stack is the event's stack as the project's frames (or the innermost
-// frame when none is the project's), innermost first.
+// stack is the event's stack as the project's frames, the traced
+// command's own (package main, such as snipebench's probes) included, or
+// the innermost frame when none is the project's; innermost first.
 func stack(ev trace.Event) string {
 	var b strings.Builder
 	for fr := range ev.Stack().Frames() {
-		if strings.Contains(fr.Func, "sniped/") || b.Len() == 0 {
+		if strings.Contains(fr.Func, "sniped/") || strings.HasPrefix(fr.Func, "main.") || b.Len() == 0 {
 			fmt.Fprintf(&b, "%s;", fr.Func[strings.LastIndex(fr.Func, "/")+1:])
 		}
 	}

@@ -150,6 +150,12 @@ func TestSoak(t *testing.T) {
 	}
 	pid := s.cmd.Process.Pid
 	var rss []rssSample
+	sample := func(at time.Duration) {
+		r := readRSS(t, pid)
+		r.at = at
+		so.readMetrics(&r)
+		rss = append(rss, r)
+	}
 	start := time.Now()
 	tick := time.NewTicker(soakTick)
 	nextRSS := start
@@ -157,10 +163,7 @@ func TestSoak(t *testing.T) {
 	n := 0
 	for now := start; now.Sub(start) < dur; now = <-tick.C {
 		if !now.Before(nextRSS) {
-			r := readRSS(t, pid)
-			r.at = now.Sub(start)
-			so.readMetrics(&r)
-			rss = append(rss, r)
+			sample(now.Sub(start))
 			nextRSS = nextRSS.Add(5 * time.Second)
 		}
 		so.dispatch(tasks, so.shot)
@@ -173,10 +176,7 @@ func TestSoak(t *testing.T) {
 	close(tasks)
 	workers.Wait()
 	elapsed := time.Since(start)
-	r := readRSS(t, pid)
-	r.at = elapsed
-	so.readMetrics(&r)
-	rss = append(rss, r)
+	sample(elapsed)
 
 	// The last shots settle, then every shot not yet checked is.
 	so.shotMu.Lock()
