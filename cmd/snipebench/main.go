@@ -80,10 +80,11 @@ type config struct {
 	tracef   string
 	memprof  string
 	probe    int
-	// probeSleep is how a probe waits: "go" (a Go timer, as the sniper)
-	// or "nanosleep" (Linux: clock_nanosleep for the last 2 ms).
+	// probeSleep is how a probe waits: "go" (a Go timer) or "precise"
+	// (as a shot with sniper.Config.PreciseWake).
 	probeSleep string
 	armLead    time.Duration
+	precise    bool
 	// databaseURL, when set, stores the snipes in PostgreSQL (an empty
 	// schema: point its search_path at one) instead of DATA/sniped.db.
 	databaseURL string
@@ -107,14 +108,15 @@ func main() {
 	flag.StringVar(&c.cpuprof, "cpuprofile", "", "write a CPU profile of the measured run (after the import) to this file")
 	flag.StringVar(&c.memprof, "memprofile", "", "write the allocations of the whole run to this file and those before the measured run to FILE.before (go tool pprof -sample_index=alloc_space -diff_base FILE.before FILE)")
 	flag.IntVar(&c.probe, "probe", 0, "steady case: also time this many bare timers per second, each in a goroutine of its own, beside the shots (the runtime's and kernel's part of the lateness)")
-	flag.StringVar(&c.probeSleep, "probe-sleep", "go", "how a probe waits: go (a Go timer, as the shots do) or nanosleep (Linux: clock_nanosleep for the last 2 ms, beside Go's millisecond-grained timer wait)")
+	flag.StringVar(&c.probeSleep, "probe-sleep", "go", "how a probe waits: go (a Go timer) or precise (a Go timer, then clock.SleepPrecisely for the last clock.PreciseWindow, as a shot with -precise)")
+	flag.BoolVar(&c.precise, "precise", true, "sniper PreciseWake: wait for each shot's last clock.PreciseWindow in clock.SleepPrecisely (as sniped serve does)")
 	flag.StringVar(&c.tracef, "trace", "", "write an execution trace of the measured run (after the import) to this file (go tool trace)")
 	flag.StringVar(&c.databaseURL, "database-url", "", "PostgreSQL URL of an empty schema (default: SQLite in -dir)")
 	flag.IntVar(&c.instances, "instances", 1, "snipers sharing the work through their leases (PostgreSQL only beyond 1)")
 	flag.IntVar(&c.accounts, "accounts", 1, "accounts the snipes are spread over (the work is partitioned by account)")
 	flag.Parse()
-	if c.probeSleep != "go" && c.probeSleep != "nanosleep" {
-		fmt.Fprintln(os.Stderr, "snipebench: -probe-sleep must be go or nanosleep")
+	if c.probeSleep != "go" && c.probeSleep != "precise" {
+		fmt.Fprintln(os.Stderr, "snipebench: -probe-sleep must be go or precise")
 		os.Exit(2)
 	}
 	if c.instances < 1 || c.accounts < 1 || (c.instances > 1 && c.databaseURL == "") {
@@ -350,7 +352,7 @@ func runSniper(c config) error {
 		rec := &recorder{Market: mk, sent: sent, calls: new(atomic.Int64), twice: twice}
 		reg := prometheus.NewRegistry()
 		// Metered and leased as in production (cli wires them the same way).
-		s := sniper.New(sniper.Config{Store: m.Store(st), Lease: m, Market: metered.New(rec, clock.Real{}, reg), Clock: clock.Real{}, Logger: log, Registerer: reg, ArmLead: c.armLead})
+		s := sniper.New(sniper.Config{Store: m.Store(st), Lease: m, Market: metered.New(rec, clock.Real{}, reg), Clock: clock.Real{}, Logger: log, Registerer: reg, ArmLead: c.armLead, PreciseWake: c.precise})
 		insts = append(insts, inst{m, s, rec})
 	}
 	if c.cpuprof != "" {
@@ -396,7 +398,7 @@ func runSniper(c config) error {
 	probed := make(chan struct{})
 	if c.probe > 0 {
 		go func() {
-			probes = probeTimers(p.from, c.duration, c.probe, c.probeSleep == "nanosleep")
+			probes = probeTimers(p.from, c.duration, c.probe, c.probeSleep == "precise")
 			close(probed)
 		}()
 	} else {

@@ -3,6 +3,8 @@ package main
 import (
 	"sync"
 	"time"
+
+	"github.com/sniped/sniped/internal/clock"
 )
 
 // probeTimers times rate bare timers per second from from for d, each
@@ -10,10 +12,10 @@ import (
 // waits for its moment, 0.25 ms off the shots' millisecond moments. Their
 // lateness is the Go runtime's and the kernel's share of the shots':
 // what no change to the shot path can remove (docs/performance.md).
-// With nano, a probe waits on a Go timer until 2 ms before its moment
-// and sleeps the rest in clock_nanosleep, which Go's timers (woken from
-// epoll with a millisecond timeout) cannot match.
-func probeTimers(from time.Time, d time.Duration, rate int, nano bool) []time.Duration {
+// With precise, a probe waits as a shot with sniper.Config.PreciseWake
+// does: on a Go timer until clock.PreciseWindow before its moment, then in
+// clock.SleepPrecisely.
+func probeTimers(from time.Time, d time.Duration, rate int, precise bool) []time.Duration {
 	n := int(d.Seconds() * float64(rate))
 	late := make([]time.Duration, n)
 	var wg sync.WaitGroup
@@ -22,13 +24,14 @@ func probeTimers(from time.Time, d time.Duration, rate int, nano bool) []time.Du
 		time.Sleep(time.Until(due.Add(-100 * time.Millisecond)))
 		wg.Go(func() {
 			wait := time.Until(due)
-			if nano {
-				wait -= 2 * time.Millisecond
+			if precise {
+				wait -= clock.PreciseWindow
 			}
 			t := time.NewTimer(wait)
 			<-t.C
-			if nano {
-				nanosleepUntil(due)
+			if precise && !clock.SleepPrecisely(due) {
+				t.Reset(time.Until(due))
+				<-t.C
 			}
 			late[i] = time.Since(due)
 		})

@@ -188,7 +188,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	snp := sniper.New(sniper.Config{Store: lm.Store(st), Lease: lm, Market: metMkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg})
+	snp := sniper.New(sniper.Config{Store: lm.Store(st), Lease: lm, Market: metMkt, Clock: clk, Logger: log.With("component", "sniper"), Registerer: reg, PreciseWake: true})
 
 	ntf, err := newNotify(c.notify, c.keys, c.store.data, st, metMkt, ln.Addr(), log.With("component", "notify"))
 	if err != nil {

@@ -98,7 +98,7 @@ func (s *Sniper) fire(ctx context.Context, id int64, ver uint32, fireAt time.Tim
 	for {
 		retimed := s.retimed()
 		target = s.toLocal(sn.FireAt).Add(-market.SendLead(s.mk))
-		done, ok := sleepUntilOr(ctx, s.clk, target, retimed)
+		done, ok := s.waitMoment(ctx, sn.FireAt, target, retimed)
 		if !ok {
 			s.revert(ctx, id)
 			return
@@ -157,6 +157,30 @@ const maxDelay = 15 * time.Second
 // RetryCutoff remains before its item's end, and is Missed otherwise.
 func (s *Sniper) tooLate(sn store.Snipe) bool {
 	return !s.marketNow().Add(s.cfg.RetryCutoff).Before(sn.Item.End)
+}
+
+// maxAlone is the most snipes that may share a millisecond's moment and
+// still each wait for it precisely (Config.PreciseWake). More at once are
+// bound by the CPU, not by waking: in a burst of 5,000, precise sleepers
+// holding threads and Ps made the last send 3–5 times later
+// (docs/performance.md, "Fourth look").
+const maxAlone = 8
+
+// waitMoment waits until the local moment target of a snipe firing at
+// fireAt (marketplace clock), as sleepUntilOr does. With
+// Config.PreciseWake, a snipe that has its moment nearly to itself waits
+// for the last clock.PreciseWindow in clock.SleepPrecisely, which does
+// not notice wake: a new offset moves that last stretch by too little to
+// matter.
+func (s *Sniper) waitMoment(ctx context.Context, fireAt, target time.Time, wake <-chan struct{}) (done, ok bool) {
+	if !s.cfg.PreciseWake || s.sched.crowdedAt(fireAt) {
+		return sleepUntilOr(ctx, s.clk, target, wake)
+	}
+	done, ok = sleepUntilOr(ctx, s.clk, target.Add(-clock.PreciseWindow), wake)
+	if !done || !ok || clock.SleepPrecisely(target) {
+		return done, ok
+	}
+	return sleepUntilOr(ctx, s.clk, target, wake)
 }
 
 // sleepUntilOr waits on the clock until t (done) or until wake is closed

@@ -83,8 +83,10 @@ type schedule struct {
 	seq      uint32
 	wake     chan struct{}
 	// density counts the snipes tracked per fire-time second, to arm
-	// crowded seconds earlier.
+	// crowded seconds earlier; crowd counts them per millisecond, to tell
+	// a shot that has its moment to itself (precisely).
 	density map[int64]int
+	crowd   map[int64]int
 }
 
 func newSchedule(s *Sniper) *schedule {
@@ -95,6 +97,7 @@ func newSchedule(s *Sniper) *schedule {
 		unsent:   map[int64]bool{},
 		wake:     make(chan struct{}, 1),
 		density:  map[int64]int{},
+		crowd:    map[int64]int{},
 	}
 }
 
@@ -130,6 +133,7 @@ func (q *schedule) track(sn store.Snipe) {
 	}
 	t.fireAt, t.sn = sn.FireAt, sn
 	q.density[sn.FireAt.Unix()]++
+	q.crowd[sn.FireAt.UnixMilli()]++
 	q.armLocked(t)
 	s.met.scheduled.Set(float64(len(q.tracked)))
 }
@@ -183,24 +187,42 @@ func (q *schedule) dueWithin(m time.Time) bool {
 	return false
 }
 
-// uncountLocked takes a snipe that leaves fireAt's second out of its
-// density. q.mu must be held.
+// uncountLocked takes a snipe that leaves fireAt out of its second's
+// density and its millisecond's crowd. q.mu must be held.
 func (q *schedule) uncountLocked(fireAt time.Time) {
-	sec := fireAt.Unix()
-	if q.density[sec] > 1 {
-		q.density[sec]--
+	uncount(q.density, fireAt.Unix())
+	uncount(q.crowd, fireAt.UnixMilli())
+}
+
+// uncount takes one from counts[k], forgetting k at zero.
+func uncount(counts map[int64]int, k int64) {
+	if counts[k] > 1 {
+		counts[k]--
 	} else {
-		delete(q.density, sec)
+		delete(counts, k)
 	}
 }
 
-// prune forgets the density of seconds long past.
+// crowdedAt reports whether more than maxAlone tracked snipes share
+// fireAt's millisecond.
+func (q *schedule) crowdedAt(fireAt time.Time) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.crowd[fireAt.UnixMilli()] > maxAlone
+}
+
+// prune forgets the density and crowd of moments long past.
 func (q *schedule) prune(before time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for sec := range q.density {
 		if sec < before.Unix() {
 			delete(q.density, sec)
+		}
+	}
+	for ms := range q.crowd {
+		if ms < before.UnixMilli() {
+			delete(q.crowd, ms)
 		}
 	}
 }

@@ -84,6 +84,12 @@ type Config struct {
 	// Lease, when set, limits the sniper to this instance's partitions of
 	// the work; Store must then be the lease's fenced view (lease.go).
 	Lease Lease
+	// PreciseWake waits for each shot's last clock.PreciseWindow in
+	// clock.SleepPrecisely rather than on a Clock timer, so that the
+	// runtime's millisecond timer wake-up and a busy core's time slice do
+	// not make it late. Only with the real clock: never in a synctest
+	// bubble, whose time is not the kernel's.
+	PreciseWake bool
 
 	Horizon       time.Duration
 	Refresh       time.Duration

@@ -160,3 +160,52 @@ func TestDensityFollowsEdits(t *testing.T) {
 		t.Errorf("density of the new second = %d, want 1", got)
 	}
 }
+
+// TestCrowdedAt: a shot waits precisely only while at most maxAlone
+// tracked snipes share its millisecond; edits and forgets leave the count.
+func TestCrowdedAt(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		at     []time.Time // fire times of snipes 1, 2, …
+		moveTo time.Time   // when set, snipe 1 moves here
+		forget bool        // snipe 2 is forgotten
+		want   bool        // crowdedAt(t0)
+	}{
+		{name: "alone", at: []time.Time{t0}, want: false},
+		{name: "maxAlone share it", at: repeat(t0, maxAlone), want: false},
+		{name: "one more", at: repeat(t0, maxAlone+1), want: true},
+		{name: "same second, other milliseconds", at: spread(t0, maxAlone+1, time.Millisecond), want: false},
+		{name: "one moved away", at: repeat(t0, maxAlone+1), moveTo: t0.Add(time.Second), want: false},
+		{name: "one forgotten", at: repeat(t0, maxAlone+1), forget: true, want: false},
+		{name: "moved into a crowd", at: append([]time.Time{t0.Add(time.Second)}, repeat(t0, maxAlone)...), moveTo: t0, want: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := setup(t).sn.sched
+			for i, at := range tc.at {
+				q.track(store.Snipe{ID: int64(i + 1), FireAt: at})
+			}
+			if !tc.moveTo.IsZero() {
+				q.track(store.Snipe{ID: 1, FireAt: tc.moveTo})
+			}
+			if tc.forget {
+				q.forget(2)
+			}
+			if got := q.crowdedAt(t0); got != tc.want {
+				t.Errorf("crowdedAt(t0) = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func repeat(t time.Time, n int) []time.Time { return spread(t, n, 0) }
+
+func spread(t time.Time, n int, step time.Duration) []time.Time {
+	out := make([]time.Time, n)
+	for i := range out {
+		out[i] = t.Add(time.Duration(i) * step)
+	}
+	return out
+}

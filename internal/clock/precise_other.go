@@ -1,0 +1,7 @@
+//go:build !linux
+
+package clock
+
+import "time"
+
+func sleepPrecisely(time.Time) bool { return false }
