@@ -162,7 +162,7 @@ func (s *Sniper) tooLate(sn store.Snipe) bool {
 // maxAlone is the most snipes that may share a millisecond's moment and
 // still each wait for it precisely (Config.PreciseWake). More at once are
 // bound by the CPU, not by waking: in a burst of 5,000, precise sleepers
-// holding threads and Ps made the last send 3–5 times later
+// holding threads and Ps made the last send several times later
 // (docs/performance.md, "Fourth look").
 const maxAlone = 8
 
