@@ -31,7 +31,9 @@ const resolveGiveUp = 45 * time.Second
 //     is this process's own shot) are resolved in parallel, bounded by the
 //     background slots, by asking the marketplace whether the bid exists
 //     (resolve, resolveStep); they are never resent blindly;
-//  3. placed snipes get their settlement queued.
+//  3. placed snipes get their settlement queued;
+//  4. abandoned snipes (abandon) still within store.UnconfirmedFor join the
+//     list the sweep asks about again.
 func (s *Sniper) recover(ctx context.Context, firing []store.Snipe) error {
 	if err := s.settleOverdue(ctx, "sniped was not running and started again at "+s.marketNow().UTC().Format(time.DateTime)+" UTC"); err != nil {
 		return err
@@ -46,6 +48,17 @@ func (s *Sniper) recover(ctx context.Context, firing []store.Snipe) error {
 	for _, sn := range placed {
 		s.sched.settleAt(sn.ID, s.toLocal(sn.Item.End).Add(s.cfg.SettleGrace), nil)
 	}
+	// Abandoned by an earlier process (or the partition's previous
+	// holder): the sweep asks about them again.
+	unconfirmed, err := s.st.SnipesInState(ctx, store.StateUnconfirmed, s.marketNow(), s.cfg.LoadLimit)
+	if err != nil {
+		return fmt.Errorf("unconfirmed snipes: %w", err)
+	}
+	s.resolvingMu.Lock()
+	for _, sn := range unconfirmed {
+		s.unconfirmed[sn.ID] = struct{}{}
+	}
+	s.resolvingMu.Unlock()
 	if n := len(firing) + len(placed); n > 0 {
 		s.log.Info("recovered snipes", "firing", len(firing), "placed", len(placed))
 	}
@@ -256,7 +269,7 @@ func (s *Sniper) priceAt(ctx context.Context, itemNo int64, at time.Time) (money
 // after its end, saying that the marketplace never confirmed either way.
 // The sweep asks again later and corrects it (recheck).
 func (s *Sniper) abandon(ctx context.Context, sn store.Snipe) {
-	detail := fmt.Sprintf("%s: every lookup failed until %s UTC. sniped keeps asking (for a day, while it runs) and corrects this outcome when the marketplace answers; meanwhile, check the item on the marketplace.", unconfirmedDetail, s.marketNow().UTC().Format(time.DateTime))
+	detail := fmt.Sprintf("%s: every lookup failed until %s UTC. sniped keeps asking (for a day) and corrects this outcome when the marketplace answers; meanwhile, check the item on the marketplace.", store.UnconfirmedDetail, s.marketNow().UTC().Format(time.DateTime))
 	s.log.Error("firing snipe abandoned: marketplace never confirmed", "snipe", sn.ID)
 	if s.record(ctx, sn, store.TransitionParams{From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: outcome.MarketDown, Detail: detail}) {
 		s.resolvingMu.Lock()
@@ -265,9 +278,8 @@ func (s *Sniper) abandon(ctx context.Context, sn store.Snipe) {
 	}
 }
 
-// unconfirmedIDs lists the abandoned snipes to ask about again. They are
-// kept in memory: after a restart, an abandoned outcome is no longer
-// corrected.
+// unconfirmedIDs lists the abandoned snipes to ask about again: those
+// this process abandoned, and those recover found in the store.
 func (s *Sniper) unconfirmedIDs() []int64 {
 	s.resolvingMu.Lock()
 	defer s.resolvingMu.Unlock()
@@ -285,18 +297,11 @@ func (s *Sniper) confirmed(id int64) {
 	delete(s.unconfirmed, id)
 }
 
-// unconfirmedDetail opens the detail of an abandoned snipe (abandon), which is
-// how the sweep knows to ask again.
-const unconfirmedDetail = "sniped could not learn from the marketplace whether the bid arrived"
-
-// recheckFor is how long after its end an abandoned snipe is asked about.
-const recheckFor = 24 * time.Hour
-
 // abandoned reports whether a snipe was settled by abandon and may still
 // be corrected.
 func (s *Sniper) abandoned(sn store.Snipe) bool {
 	return sn.State == store.StateSettled && sn.Outcome == outcome.MarketDown &&
-		strings.HasPrefix(sn.OutcomeDetail, unconfirmedDetail) && s.marketNow().Before(sn.Item.End.Add(recheckFor))
+		strings.HasPrefix(sn.OutcomeDetail, store.UnconfirmedDetail) && s.marketNow().Before(sn.FireAt.Add(store.UnconfirmedFor))
 }
 
 // recheck asks the marketplace again about an abandoned snipe and, once it

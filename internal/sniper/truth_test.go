@@ -504,3 +504,33 @@ func TestAbandonedOutcomeCorrected(t *testing.T) {
 		}
 	})
 }
+
+// TestAbandonedOutcomeCorrectedAfterRestart: a snipe abandoned by an
+// earlier process (its bid landed, the marketplace never confirmed it) is
+// corrected by the next one, which never had it in memory.
+func TestAbandonedOutcomeCorrectedAfterRestart(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setup(t)
+		no := b.mk.Add(markettest.ItemSpec{StartPrice: 100, EndsIn: 2 * time.Minute})
+		sn := b.add(no, 500, 3, snipeOpts{})
+		// What the earlier process left: the bid at the marketplace, the
+		// snipe settled as abandon does.
+		if _, err := b.mk.PlaceBid(b.ctx, "alice", no, 500); err != nil {
+			t.Fatal(err)
+		}
+		b.mark(sn.ID, store.StateScheduled, store.StateFiring, outcome.Pending)
+		if err := b.st.Store.Transition(b.ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StateFiring}, To: store.StateSettled,
+			Outcome: outcome.MarketDown, Detail: store.UnconfirmedDetail + ": every lookup failed."}); err != nil {
+			t.Fatal(err)
+		}
+		sleepTill(sn.Item.End.Add(time.Minute))
+		b.restart()
+		b.start()
+		sleepTill(sn.Item.End.Add(time.Minute + 3*DefaultSweep))
+		got := b.get(sn.ID)
+		if got.Outcome != outcome.Won || !strings.Contains(got.OutcomeDetail, "Corrected") {
+			t.Errorf("after a restart: %s (%q), want won, saying it was corrected", codeName(got.Outcome), got.OutcomeDetail)
+		}
+	})
+}

@@ -104,7 +104,20 @@ const (
 	// disabled or their item is stored as ended. The sniper settles them
 	// once their items are over.
 	StateUnsent State = "unsent"
+	// StateUnconfirmed is a selector for SnipesInState too: settled
+	// snipes whose outcome says the marketplace never confirmed whether
+	// the bid arrived (MarketDown, detail opening with UnconfirmedDetail),
+	// due within UnconfirmedFor before `before`. The sniper asks about
+	// them again, after a restart too, and corrects them.
+	StateUnconfirmed State = "unconfirmed"
 )
+
+// UnconfirmedDetail opens the outcome detail of a snipe settled without
+// the marketplace's confirmation (StateUnconfirmed).
+const UnconfirmedDetail = "sniped could not learn from the marketplace whether the bid arrived"
+
+// UnconfirmedFor is how long after its moment such a snipe is asked about.
+const UnconfirmedFor = 24 * time.Hour
 
 // ItemSnapshot is the last known state of a snipe's marketplace item, kept
 // with the snipe so that listing, filtering and scheduling need no

@@ -330,10 +330,18 @@ func (s *Store) DeleteSnipe(ctx context.Context, accountID, itemNo int64) error 
 }
 
 // stateCond selects the snipes in state, with $1 bound to the stored
-// state it returns: scheduled means armed, and unsent (store.StateUnsent)
-// the scheduled snipes with a bid that are not.
+// state it returns and $2 to the upper bound of their FireAt: scheduled
+// means armed, unsent (store.StateUnsent) the scheduled snipes with a bid
+// that are not, and unconfirmed (store.StateUnconfirmed) the settled
+// snipes whose outcome still awaits the marketplace's answer.
 func stateCond(state store.State) (cond string, stored string) {
 	switch state {
+	case store.StateUnconfirmed:
+		// The CAST types $2 as BIGINT for PostgreSQL, which would infer
+		// INTEGER from the subtraction alone.
+		return `s.state = $1 AND s.outcome = ` + strconv.Itoa(int(outcome.MarketDown)) +
+			` AND s.outcome_detail LIKE '` + store.UnconfirmedDetail + `%'` +
+			` AND s.fire_at_ms >= CAST($2 AS BIGINT) - ` + strconv.FormatInt(store.UnconfirmedFor.Milliseconds(), 10), string(store.StateSettled)
 	case store.StateScheduled:
 		return `s.state = $1 AND s.enabled = 1 AND s.bid_cents > 0 AND s.item_ended = 0`, string(state)
 	case store.StateUnsent:

@@ -47,6 +47,41 @@ var sniperTests = []test{
 			t.Errorf("SnipesInState(placed) = %v, %v; want %v", ids(got), err, want)
 		}
 	}},
+	{"Unconfirmed", func(t *testing.T, b *bundle) {
+		end := b.now.Add(hour)
+		settle := func(itemNo int64, accountID int64, code outcome.Code, detail string) store.Snipe {
+			t.Helper()
+			sn := b.snipe(t, accountID, itemNo, 500, end)
+			b.transition(t, sn.ID, store.StateScheduled, store.StateFiring)
+			if err := b.s.Transition(b.ctx, store.TransitionParams{ID: sn.ID, From: []store.State{store.StateFiring}, To: store.StateSettled, Outcome: code, Detail: detail}); err != nil {
+				t.Fatalf("settle snipe %d: %v", sn.ID, err)
+			}
+			return sn
+		}
+		abandoned := store.UnconfirmedDetail + ": every lookup failed."
+		a1 := settle(1, b.alice.ID, outcome.MarketDown, abandoned)
+		settle(2, b.alice.ID, outcome.MarketDown, "The marketplace was unavailable and the bid never reached it.")
+		settle(3, b.alice.ID, outcome.Missed, abandoned)
+		b1 := settle(1, b.bob.ID, outcome.MarketDown, abandoned)
+		firing := b.snipe(t, b.alice.ID, 4, 500, end)
+		b.transition(t, firing.ID, store.StateScheduled, store.StateFiring)
+		tests := []struct {
+			name   string
+			before time.Time
+			want   []int64
+		}{
+			{"an hour after", end.Add(hour), []int64{a1.ID, b1.ID}},
+			{"before their moment", a1.FireAt, nil},
+			{"just within a day", a1.FireAt.Add(store.UnconfirmedFor), []int64{a1.ID, b1.ID}},
+			{"over a day after", a1.FireAt.Add(store.UnconfirmedFor + time.Second), nil},
+		}
+		for _, tc := range tests {
+			got, err := b.s.SnipesInState(b.ctx, store.StateUnconfirmed, tc.before, 0)
+			if err != nil || !slices.Equal(ids(got), tc.want) {
+				t.Errorf("%s: SnipesInState(unconfirmed) = %v, %v; want %v (abandoned: market-down with the unconfirmed detail, within a day)", tc.name, ids(got), err, tc.want)
+			}
+		}
+	}},
 	{"OrderBeforeAndLimit", func(t *testing.T, b *bundle) {
 		// FireAt = end − delay: item 1 fires at +60s−7s, item 2 at +50s−7s,
 		// item 3 ties with item 2 (created later: higher ID).
