@@ -59,8 +59,8 @@ func (s *Sniper) recover(ctx context.Context, firing []store.Snipe) error {
 		s.unconfirmed[sn.ID] = struct{}{}
 	}
 	s.resolvingMu.Unlock()
-	if n := len(firing) + len(placed); n > 0 {
-		s.log.Info("recovered snipes", "firing", len(firing), "placed", len(placed))
+	if n := len(firing) + len(placed) + len(unconfirmed); n > 0 {
+		s.log.Info("recovered snipes", "firing", len(firing), "placed", len(placed), "unconfirmed", len(unconfirmed))
 	}
 	return nil
 }
