@@ -3,6 +3,7 @@ package sniper
 import (
 	"container/heap"
 	"context"
+	"maps"
 	"sync"
 	"time"
 
@@ -215,16 +216,8 @@ func (q *schedule) crowdedAt(fireAt time.Time) bool {
 func (q *schedule) prune(before time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for sec := range q.density {
-		if sec < before.Unix() {
-			delete(q.density, sec)
-		}
-	}
-	for ms := range q.crowd {
-		if ms < before.UnixMilli() {
-			delete(q.crowd, ms)
-		}
-	}
+	maps.DeleteFunc(q.density, func(sec int64, _ int) bool { return sec < before.Unix() })
+	maps.DeleteFunc(q.crowd, func(ms int64, _ int) bool { return ms < before.UnixMilli() })
 }
 
 // forget drops a snipe from the horizon unless a goroutine is firing it.
