@@ -181,3 +181,39 @@ func BenchmarkListing(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkEvents reads the newest page of a quiet account's events (the
+// getEvents default, 50) while another account has SNIPED_BENCH_EVENTS
+// (default 100000) newer ones: the read must not walk the other account's.
+func BenchmarkEvents(b *testing.B) {
+	n := 100_000
+	if v, err := strconv.Atoi(os.Getenv("SNIPED_BENCH_EVENTS")); err == nil {
+		n = v
+	}
+	s := open(b, filepath.Join(b.TempDir(), "sniped.db"))
+	ctx := b.Context()
+	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
+	quiet, err := s.CreateAccount(ctx, "quiet", store.TierPaid, key.Hash("q"), now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	busy, err := s.CreateAccount(ctx, "busy", store.TierPaid, key.Hash("b"), now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	emit := func(acct int64, count int) {
+		for range count {
+			if _, _, err := s.EmitEvent(ctx, store.NewEvent{AccountID: acct, Type: store.EventSnipeWon, Data: []byte(`{}`), Now: now}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	emit(quiet.ID, 60)
+	emit(busy.ID, n)
+	for b.Loop() {
+		got, err := s.Events(ctx, quiet.ID, 0, 50)
+		if err != nil || len(got) != 50 {
+			b.Fatalf("Events = %d, %v", len(got), err)
+		}
+	}
+}
