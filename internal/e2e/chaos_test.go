@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sniped/sniped/internal/chaoscheck"
 	"github.com/sniped/sniped/internal/store/postgres/pgtest"
 )
 
@@ -28,7 +29,8 @@ import (
 // creates snipes (a quarter in Bid Groups, some against rivals) through
 // random instances, and meanwhile, at random, kill -9s an instance and
 // restarts it, stops one with SIGTERM and restarts it, and SIGSTOPs one past
-// its lease before SIGCONTing it. Against the market's ground truth:
+// its lease before SIGCONTing it. Against the market's ground truth
+// (chaoscheck.Check):
 //
 //  1. at most one bid of ours per snipe;
 //  2. no group wins more than one item;
@@ -248,51 +250,27 @@ func TestChaosProcesses(t *testing.T) {
 	time.Sleep(time.Until(time.UnixMilli(last).Add(60 * time.Second)))
 
 	// The checks, against the market's records.
-	wins := map[string]int{}
-	var lateness []time.Duration
-	checked := 0
+	var recs []chaoscheck.Snipe
 	for _, sn := range snipes {
 		_, info := mk.Get("/sim/item", url.Values{"item_no": {sn.item}})
-		var ours []map[string]any
-		for _, b := range info["bids"].([]any) {
-			if bm := b.(map[string]any); bm["bidder"] == sn.acct.user {
-				ours = append(ours, bm)
-			}
-		}
-		if len(ours) > 1 {
-			t.Errorf("1. %s on %s: %d bids of ours, want at most 1", sn.acct.name, sn.item, len(ours))
-		}
-		won := info["winner"] == sn.acct.user
-		if won && sn.group != "" {
-			wins[sn.acct.name+"/"+sn.group]++
-		}
 		_, body := anyLive().Get("/checkSnipeStatus", url.Values{"key": {sn.acct.key}, "item_no": {sn.item}})
 		res, _ := body["bidResult"].(map[string]any)
 		code, _ := res["success"].(float64)
-		if code == 0 || code == 2 || code == -15 {
-			t.Errorf("4. %s on %s: still %v a minute after its end", sn.acct.name, sn.item, res)
+		rec := chaoscheck.Snipe{
+			Who: sn.acct.name, Item: sn.item, Group: sn.group, Due: time.UnixMilli(sn.endMs - int64(sn.delay)*1000),
+			MarketWon: info["winner"] == sn.acct.user,
+			StoredWon: code == 1,
+			Settled:   code != 0 && code != 2 && code != -15,
+			Describe:  fmt.Sprintf("outcome %v, market winner %v", res, info["winner"]),
 		}
-		if (code == 1) != won {
-			t.Errorf("3. %s on %s: outcome %v, market winner %v", sn.acct.name, sn.item, res, info["winner"])
-		}
-		if len(ours) == 0 {
-			continue
-		}
-		due := time.UnixMilli(sn.endMs - int64(sn.delay)*1000)
-		late := time.UnixMilli(int64(ours[0]["time_ms"].(float64))).Sub(due)
-		lateness = append(lateness, late)
-		if sn.group == "" && sinceFault(due, faults) > 15*time.Second {
-			checked++
-			if late < -earlyArrival || late > 500*time.Millisecond {
-				t.Errorf("5. %s on %s, due %s UTC, %v after the last fault: sent %v late", sn.acct.name, sn.item, due.UTC().Format("15:04:05.000"), sinceFault(due, faults), late)
+		for _, b := range info["bids"].([]any) {
+			if bm := b.(map[string]any); bm["bidder"] == sn.acct.user {
+				rec.Bids = append(rec.Bids, time.UnixMilli(int64(bm["time_ms"].(float64))))
 			}
 		}
+		recs = append(recs, rec)
 	}
-	for g, n := range wins {
-		if n > 1 {
-			t.Errorf("2. group %s won %d items", g, n)
-		}
-	}
+	st := chaoscheck.Check(t, chaoscheck.Params{Faults: faults, Quiet: 15 * time.Second, Early: earlyArrival, Late: 500 * time.Millisecond}, recs)
 	if t.Failed() {
 		// How the partitions moved, and what went wrong, per instance.
 		for i, s := range all {
@@ -303,15 +281,8 @@ func TestChaosProcesses(t *testing.T) {
 			}
 		}
 	}
-	slices.Sort(lateness)
-	pct := func(p float64) time.Duration {
-		if len(lateness) == 0 {
-			return 0
-		}
-		return lateness[int(p*float64(len(lateness)-1))]
-	}
 	t.Logf("%d snipes, %d faults, %d instances started; %d bids, lateness min %v p50 %v p99 %v max %v; %d checked on time",
-		len(snipes), len(faults)/2, next, len(lateness), pct(0), pct(.5), pct(.99), pct(1), checked)
+		len(snipes), len(faults)/2, next, st.Sent, st.Min, st.P50, st.P99, st.Max, st.Checked)
 }
 
 // earlyArrival is how early a bid may reach the market and still count as
@@ -322,14 +293,3 @@ func TestChaosProcesses(t *testing.T) {
 // load average of 7–19). Arriving early is what firing early would look like
 // too, so the slack stays small.
 const earlyArrival = 50 * time.Millisecond
-
-// sinceFault is how long after the latest fault moment before t it is.
-func sinceFault(t time.Time, faults []time.Time) time.Duration {
-	d := time.Duration(1<<63 - 1)
-	for _, f := range faults {
-		if !f.After(t) {
-			d = min(d, t.Sub(f))
-		}
-	}
-	return d
-}

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sniped/sniped/internal/chaoscheck"
 	"github.com/sniped/sniped/internal/key"
 	"github.com/sniped/sniped/internal/market/markettest"
 	"github.com/sniped/sniped/internal/money"
@@ -22,7 +23,7 @@ import (
 // killed (no hand-over) and restarted, one is restarted gracefully, one is
 // cut off from the database past its lease and reconnected, and the
 // database goes away for all of them for a few seconds. Then, against the
-// marketplace's ground truth:
+// marketplace's ground truth (chaoscheck.Check):
 //
 //  1. at most one bid of ours per snipe;
 //  2. no group wins more than one item;
@@ -159,77 +160,30 @@ func chaos(t *testing.T, seed uint64, span time.Duration) {
 	}
 	sleepTill(last.Add(time.Minute))
 
-	var lateness []time.Duration
-	wins := map[string]int{}
-	// offTime counts the shots outside groups not sent at their moment,
-	// however close to a fault: fewer is better, none is not required.
-	sent, onTimeChecked, offTime := 0, 0, 0
+	// Each snipe's record, for the checks against the marketplace's truth.
+	var recs []chaoscheck.Snipe
 	seen := map[string]int{}
 	for _, s := range snipes {
 		got := b.get(s.sn.ID)
 		seen[codeName(got.Outcome)]++
-		bids := b.bidsBy(s.user, s.sn.ItemNo)
-		if len(bids) > 1 {
-			t.Errorf("1. %s's snipe on %d: %d bids of ours, want at most 1", s.user, s.sn.ItemNo, len(bids))
+		rec := chaoscheck.Snipe{
+			Who: s.user, Item: strconv.FormatInt(s.sn.ItemNo, 10), Group: s.group, Due: s.sn.FireAt,
+			MarketWon: b.mk.Winner(s.sn.ItemNo) == s.user,
+			StoredWon: got.Outcome == outcome.Won,
+			Settled:   got.State == store.StateSettled && got.Outcome != outcome.Pending,
+			Describe:  fmt.Sprintf("account %d, stored %s/%s %q", s.sn.AccountID, got.State, codeName(got.Outcome), got.OutcomeDetail),
 		}
-		marketWon := b.mk.Winner(s.sn.ItemNo) == s.user
-		if marketWon && s.group != "" {
-			wins[s.user+"/"+s.group]++
+		for _, bid := range b.bidsBy(s.user, s.sn.ItemNo) {
+			rec.Bids = append(rec.Bids, bid.Time)
 		}
-		if (got.Outcome == outcome.Won) != marketWon {
-			t.Errorf("3. %s's snipe on %d: stored %s (%q), marketplace winner is us: %v", s.user, s.sn.ItemNo, codeName(got.Outcome), got.OutcomeDetail, marketWon)
-		}
-		if got.State != store.StateSettled || got.Outcome == outcome.Pending {
-			t.Errorf("4. %s's snipe on %d: %s/%s a minute after its end, want settled", s.user, s.sn.ItemNo, got.State, codeName(got.Outcome))
-		}
-		if len(bids) == 0 {
-			continue
-		}
-		sent++
-		late := bids[0].Time.Sub(s.sn.FireAt)
-		lateness = append(lateness, late)
-		if s.group == "" && (late < 0 || late > 50*time.Millisecond) {
-			offTime++
-		}
-		// A group's shot may rightly wait for a sibling's result.
-		if s.group == "" && quiet(s.sn.FireAt, faults) {
-			onTimeChecked++
-			if late < 0 || late > 50*time.Millisecond {
-				t.Errorf("5. %s's snipe on %d (account %d) due at %v, %v after the last fault, sent %v late", s.user, s.sn.ItemNo, s.sn.AccountID, s.sn.FireAt.Format("15:04:05.000"), sinceLast(s.sn.FireAt, faults), late)
-			}
-		}
+		recs = append(recs, rec)
 	}
-	for g, w := range wins {
-		if w > 1 {
-			t.Errorf("2. group %s won %d items, want at most 1", g, w)
-		}
-	}
-	slices.Sort(lateness)
-	pct := func(p float64) time.Duration {
-		if len(lateness) == 0 {
-			return 0
-		}
-		return lateness[int(p*float64(len(lateness)-1))]
-	}
+	st := chaoscheck.Check(t, chaoscheck.Params{Faults: faults, Quiet: 15 * time.Second, Late: 50 * time.Millisecond}, recs)
 	t.Logf("%d snipes, %d faults, %d instances started; %d bids sent, lateness p50 %v p99 %v max %v; %d checked on time; %d outside groups sent off time; outcomes %v",
-		len(snipes), len(faults)/2, n, sent, pct(.5), pct(.99), pct(1), onTimeChecked, offTime, seen)
-	if onTimeChecked == 0 || seen[codeName(outcome.Won)] == 0 {
+		len(snipes), len(faults)/2, n, st.Sent, st.P50, st.P99, st.Max, st.Checked, st.OffTime, seen)
+	if st.Checked == 0 || seen[codeName(outcome.Won)] == 0 {
 		t.Errorf("the run checked nothing on time or won nothing: the generator is broken")
 	}
-}
-
-// quiet reports whether t is more than 15 s after every fault moment
-// before it.
-func quiet(t time.Time, faults []time.Time) bool { return sinceLast(t, faults) > 15*time.Second }
-
-func sinceLast(t time.Time, faults []time.Time) time.Duration {
-	d := time.Duration(1<<63 - 1)
-	for _, f := range faults {
-		if !f.After(t) && t.Sub(f) < d {
-			d = t.Sub(f)
-		}
-	}
-	return d
 }
 
 func maxTime(a, b time.Time) time.Time {
