@@ -16,6 +16,14 @@ import (
 	"github.com/sniped/sniped/internal/store/sqlite"
 )
 
+// envSize is the benchmark size the environment variable name sets, or def.
+func envSize(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
 func BenchmarkUpsertSnipe(b *testing.B) {
 	s := open(b, filepath.Join(b.TempDir(), "sniped.db"))
 	ctx := b.Context()
@@ -38,10 +46,7 @@ func BenchmarkUpsertSnipe(b *testing.B) {
 // BenchmarkSnipesInState scans for the 100 next due snipes among stored
 // ones (SNIPED_BENCH_STORED, default 100000).
 func BenchmarkSnipesInState(b *testing.B) {
-	stored := 100_000
-	if v, err := strconv.Atoi(os.Getenv("SNIPED_BENCH_STORED")); err == nil {
-		stored = v
-	}
+	stored := envSize("SNIPED_BENCH_STORED", 100_000)
 	s := open(b, filepath.Join(b.TempDir(), "sniped.db"))
 	ctx := b.Context()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
@@ -186,10 +191,7 @@ func BenchmarkListing(b *testing.B) {
 // getEvents default, 50) while another account has SNIPED_BENCH_EVENTS
 // (default 100000) newer ones: the read must not walk the other account's.
 func BenchmarkEvents(b *testing.B) {
-	n := 100_000
-	if v, err := strconv.Atoi(os.Getenv("SNIPED_BENCH_EVENTS")); err == nil {
-		n = v
-	}
+	n := envSize("SNIPED_BENCH_EVENTS", 100_000)
 	s := open(b, filepath.Join(b.TempDir(), "sniped.db"))
 	ctx := b.Context()
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
