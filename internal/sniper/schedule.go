@@ -83,11 +83,10 @@ type schedule struct {
 	unsent   map[int64]bool
 	seq      uint32
 	wake     chan struct{}
-	// density counts the snipes tracked per fire-time second, to arm
-	// crowded seconds earlier; crowd counts them per millisecond, to tell
-	// a shot that has its moment to itself (precisely).
-	density map[int64]int
-	crowd   map[int64]int
+	// crowd counts the snipes tracked per fire-time millisecond: to arm a
+	// crowded moment's snipes one after another, and to tell a shot that
+	// has its moment to itself (precisely).
+	crowd map[int64]int
 }
 
 func newSchedule(s *Sniper) *schedule {
@@ -97,7 +96,6 @@ func newSchedule(s *Sniper) *schedule {
 		settling: map[int64]*store.Snipe{},
 		unsent:   map[int64]bool{},
 		wake:     make(chan struct{}, 1),
-		density:  map[int64]int{},
 		crowd:    map[int64]int{},
 	}
 }
@@ -133,7 +131,6 @@ func (q *schedule) track(sn store.Snipe) {
 		q.uncountLocked(t.fireAt) // it moved to another second
 	}
 	t.fireAt, t.sn = sn.FireAt, sn
-	q.density[sn.FireAt.Unix()]++
 	q.crowd[sn.FireAt.UnixMilli()]++
 	q.armLocked(t)
 	s.met.scheduled.Set(float64(len(q.tracked)))
@@ -150,10 +147,16 @@ func (q *schedule) armLocked(t *tracked) {
 	now := s.marketNow()
 	target := t.fireAt
 	// Arming writes to the store one snipe at a time. When many snipes
-	// share a moment, the k-th one arms k×ArmPerSnipe earlier so that all
-	// are marked firing before the moment instead of queueing after it,
-	// but never more than MaxArmLead early: users may edit until then.
-	lead := s.cfg.ArmLead + time.Duration(q.density[t.fireAt.Unix()]-1)*s.cfg.ArmPerSnipe
+	// share a moment (a millisecond), the k-th one arms k×ArmPerSnipe
+	// earlier so that all are marked firing before the moment instead of
+	// queueing after it, but never more than MaxArmLead early: users may
+	// edit until then. Snipes of different milliseconds are spread by
+	// their moments already. Counting by the second instead armed every
+	// snipe of a second at the same instant when they came 1/ArmPerSnipe
+	// a second (the k-th one's moment later by what its lead added), and
+	// those arms, all at once, made the shots due then late
+	// (docs/performance.md, "Sixth look").
+	lead := s.cfg.ArmLead + time.Duration(q.crowd[t.fireAt.UnixMilli()]-1)*s.cfg.ArmPerSnipe
 	arm := target.Add(-min(lead, max(MaxArmLead, s.cfg.ArmLead)))
 	if arm.Before(now) {
 		arm = now
@@ -188,19 +191,15 @@ func (q *schedule) dueWithin(m time.Time) bool {
 	return false
 }
 
-// uncountLocked takes a snipe that leaves fireAt out of its second's
-// density and its millisecond's crowd. q.mu must be held.
+// uncountLocked takes a snipe that leaves fireAt out of its
+// millisecond's crowd, forgetting the millisecond at zero. q.mu must be
+// held.
 func (q *schedule) uncountLocked(fireAt time.Time) {
-	uncount(q.density, fireAt.Unix())
-	uncount(q.crowd, fireAt.UnixMilli())
-}
-
-// uncount takes one from counts[k], forgetting k at zero.
-func uncount(counts map[int64]int, k int64) {
-	if counts[k] > 1 {
-		counts[k]--
+	k := fireAt.UnixMilli()
+	if q.crowd[k] > 1 {
+		q.crowd[k]--
 	} else {
-		delete(counts, k)
+		delete(q.crowd, k)
 	}
 }
 
@@ -212,11 +211,10 @@ func (q *schedule) crowdedAt(fireAt time.Time) bool {
 	return q.crowd[fireAt.UnixMilli()] > maxAlone
 }
 
-// prune forgets the density and crowd of moments long past.
+// prune forgets the crowd of moments long past.
 func (q *schedule) prune(before time.Time) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	maps.DeleteFunc(q.density, func(sec int64, _ int) bool { return sec < before.Unix() })
 	maps.DeleteFunc(q.crowd, func(ms int64, _ int) bool { return ms < before.UnixMilli() })
 }
 

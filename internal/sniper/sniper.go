@@ -40,9 +40,9 @@ const (
 	// Edits within this window get 409.
 	DefaultArmLead = time.Second
 	// DefaultArmPerSnipe is added to the arm lead for each other snipe due
-	// in the same second (about one store write each), so that a burst is
-	// marked firing before its moment, up to MaxArmLead: 2,000 or more at
-	// once arm from 2 s ahead.
+	// in the same millisecond (about one store write each), so that a
+	// burst is marked firing before its moment, up to MaxArmLead: 2,000 or
+	// more at once arm from 2 s ahead.
 	DefaultArmPerSnipe = 500 * time.Microsecond
 	// MaxArmLead caps how long before its moment a snipe is marked firing,
 	// however crowded the moment: users' edits are accepted until then.

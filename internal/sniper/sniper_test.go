@@ -140,9 +140,9 @@ func sleepTill(t time.Time) { time.Sleep(time.Until(t)) }
 
 func codeName(c outcome.Code) string { return outcome.Of(c).Shorthand }
 
-// TestDensityFollowsEdits: a snipe whose fire time moves, or that is
-// forgotten, no longer counts toward its old second's arming density.
-func TestDensityFollowsEdits(t *testing.T) {
+// TestCrowdFollowsEdits: a snipe whose fire time moves, or that is
+// forgotten, no longer counts toward its old millisecond's crowd.
+func TestCrowdFollowsEdits(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	q := b.sn.sched
@@ -153,11 +153,67 @@ func TestDensityFollowsEdits(t *testing.T) {
 	q.forget(2)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if got := q.density[t0.Unix()]; got != 0 {
-		t.Errorf("density of the old second = %d, want 0", got)
+	if got := q.crowd[t0.UnixMilli()]; got != 0 {
+		t.Errorf("crowd of the old millisecond = %d, want 0", got)
 	}
-	if got := q.density[t0.Add(time.Minute).Unix()]; got != 1 {
-		t.Errorf("density of the new second = %d, want 1", got)
+	if got := q.crowd[t0.Add(time.Minute).UnixMilli()]; got != 1 {
+		t.Errorf("crowd of the new millisecond = %d, want 1", got)
+	}
+}
+
+// TestArmSpread: arming is spread out, never many snipes at one instant
+// unless MaxArmLead caps their lead, and each arms at least ArmLead and at
+// most MaxArmLead before its moment. Snipes 1/ArmPerSnipe a second apart
+// (the steady benchmark's 2,000 a second) once all armed at the same
+// instant, every second.
+func TestArmSpread(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		n        int
+		spacing  time.Duration
+		maxPerMS int // arms within one millisecond
+	}{
+		{name: "2,000 a second", n: 4000, spacing: DefaultArmPerSnipe, maxPerMS: 2},
+		{name: "20,000 a second", n: 4000, spacing: 50 * time.Microsecond, maxPerMS: 20},
+		{name: "100 in one moment", n: 100, spacing: 0, maxPerMS: 2},
+		{name: "1,000 in one moment", n: 1000, spacing: 0, maxPerMS: 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := setup(t)
+			q := b.sn.sched
+			fireAt := map[int64]time.Time{}
+			for i := range tt.n {
+				id := int64(i + 1)
+				fireAt[id] = t0.Add(time.Duration(i) * tt.spacing).Truncate(time.Millisecond)
+				q.track(store.Snipe{ID: id, FireAt: fireAt[id]})
+			}
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			perMS := map[int64]int{}
+			arms := 0
+			for _, e := range q.q {
+				if e.kind != kindArm {
+					continue
+				}
+				arms++
+				perMS[e.at.UnixMilli()]++
+				lead := fireAt[e.id].Sub(e.at)
+				if lead < b.sn.cfg.ArmLead || lead > MaxArmLead {
+					t.Errorf("snipe %d arms %v before its moment, want %v to %v", e.id, lead, b.sn.cfg.ArmLead, MaxArmLead)
+				}
+			}
+			if arms != tt.n {
+				t.Fatalf("%d arm entries, want %d", arms, tt.n)
+			}
+			for ms, got := range perMS {
+				if got > tt.maxPerMS {
+					t.Errorf("%d snipes arm within the millisecond %s, want at most %d", got, time.UnixMilli(ms).UTC().Format("15:04:05.000"), tt.maxPerMS)
+				}
+			}
+		})
 	}
 }
 
