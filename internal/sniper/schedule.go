@@ -128,7 +128,7 @@ func (q *schedule) track(sn store.Snipe) {
 		t = &tracked{}
 		q.tracked[sn.ID] = t
 	} else {
-		q.uncountLocked(t.fireAt) // it moved to another second
+		q.uncountLocked(t.fireAt) // it moved to another moment
 	}
 	t.fireAt, t.sn = sn.FireAt, sn
 	q.crowd[sn.FireAt.UnixMilli()]++
@@ -151,11 +151,8 @@ func (q *schedule) armLocked(t *tracked) {
 	// earlier so that all are marked firing before the moment instead of
 	// queueing after it, but never more than MaxArmLead early: users may
 	// edit until then. Snipes of different milliseconds are spread by
-	// their moments already. Counting by the second instead armed every
-	// snipe of a second at the same instant when they came 1/ArmPerSnipe
-	// a second (the k-th one's moment later by what its lead added), and
-	// those arms, all at once, made the shots due then late
-	// (docs/performance.md, "Sixth look").
+	// their moments already; counting by the second armed all 2,000 of a
+	// second at one instant (docs/performance.md, "Sixth look").
 	lead := s.cfg.ArmLead + time.Duration(q.crowd[t.fireAt.UnixMilli()]-1)*s.cfg.ArmPerSnipe
 	arm := target.Add(-min(lead, max(MaxArmLead, s.cfg.ArmLead)))
 	if arm.Before(now) {
