@@ -109,7 +109,7 @@ func OpenWith(ctx context.Context, path string, opt Options) (*Store, error) {
 	r.SetMaxIdleConns(readers)
 	r.SetConnMaxIdleTime(0)
 	wal := &walSync{path: path + "-wal"}
-	return &Store{Store: sqlstore.New(w, r, sqlstore.Options{Sync: wal.sync}), wal: wal}, nil
+	return &Store{Store: sqlstore.New(w, r, sqlstore.Options{Sync: wal.sync, CommitsIgnoreCancel: true}), wal: wal}, nil
 }
 
 // Sync returns once every write committed before the call survives power

@@ -24,6 +24,9 @@ const maxGroup = 256
 type groupCommit[T any] struct {
 	// run executes a group in order and returns one result per write.
 	run func(ctx context.Context, ops []T) []error
+	// detach runs groups on a context without cancellation
+	// (Options.CommitsIgnoreCancel).
+	detach bool
 
 	mu    sync.Mutex
 	queue []*groupOp[T]
@@ -99,7 +102,10 @@ func (g *groupCommit[T]) lead(me *groupOp[T]) error {
 		for i, o := range group {
 			ops[i] = o.op
 		}
-		ctx, stop := groupContext(group)
+		ctx, stop := context.WithoutCancel(group[0].ctx), func() {}
+		if !g.detach {
+			ctx, stop = groupContext(group)
+		}
 		errs = g.run(ctx, ops)
 		stop()
 	}

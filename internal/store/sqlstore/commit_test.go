@@ -150,3 +150,30 @@ func TestGroupCommitCancel(t *testing.T) {
 		}
 	})
 }
+
+// TestGroupCommitContext: a group runs on a context that carries its first
+// caller's values, and that has no cancellation to watch when the store
+// detaches its commits (Options.CommitsIgnoreCancel).
+func TestGroupCommitContext(t *testing.T) {
+	type key struct{}
+	for _, detach := range []bool{false, true} {
+		t.Run(fmt.Sprintf("detach=%v", detach), func(t *testing.T) {
+			var got context.Context
+			g := &groupCommit[int]{detach: detach, run: func(ctx context.Context, ops []int) []error {
+				got = ctx
+				return make([]error, len(ops))
+			}}
+			ctx, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+			defer cancel()
+			if err := g.do(ctx, 1); err != nil {
+				t.Fatalf("do: %v", err)
+			}
+			if v := got.Value(key{}); v != "v" {
+				t.Errorf("group context's value = %v, want the caller's %q", v, "v")
+			}
+			if cancellable := got.Done() != nil; cancellable == detach {
+				t.Errorf("group context cancellable = %v, want %v", cancellable, !detach)
+			}
+		})
+	}
+}

@@ -53,6 +53,18 @@ type Options struct {
 	// disk: SQLite fsyncs its WAL, for many such writers at once. Nil when
 	// every commit is durable already (PostgreSQL).
 	Sync func(ctx context.Context) error
+	// CommitsIgnoreCancel runs the group commits of Transition on a
+	// context without cancellation. With a cancellable one, database/sql
+	// and the driver each start a goroutine per statement to watch it
+	// (modernc.org/sqlite's interrupt, database/sql's Rows and Tx), eight
+	// or more per shot's transition, which was about a tenth of the
+	// sniper's CPU (docs/performance.md, "Seventh look"). Right for a
+	// local engine (SQLite): its statements take microseconds, and a lock
+	// held by another process is waited for at most busy_timeout. Callers
+	// still give up while their write waits in the queue; once a group
+	// runs, its outcome decides, as with cancellation. A networked engine
+	// keeps it (a statement may hang on the network).
+	CommitsIgnoreCancel bool
 }
 
 // NowPostgres is PostgreSQL's clock in Unix milliseconds: clock_timestamp()
@@ -65,7 +77,7 @@ func New(w, r *sql.DB, o Options) *Store {
 		o.Clock = clock.Real{}
 	}
 	s := &Store{w: newPool(w), importBatch: max(1, o.ImportBatch), now: o.Now, sync: o.Sync, clk: o.Clock}
-	s.commits = &groupCommit[store.TransitionParams]{run: s.transitions}
+	s.commits = &groupCommit[store.TransitionParams]{run: s.transitions, detach: o.CommitsIgnoreCancel}
 	s.r = s.w
 	if r != w {
 		s.r = newPool(r)
