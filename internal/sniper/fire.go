@@ -126,9 +126,13 @@ func (s *Sniper) markFiring(ctx context.Context, id int64, fireAt time.Time) (st
 	for {
 		// Durable: a mark lost to a power cut would let recovery take a
 		// sent bid for one never sent. Into: the mark reads the snipe as
-		// marked, which saves a re-read.
+		// marked, which saves a re-read. Urgent: a mark made well after
+		// ArmLead before the moment (a late load, an edit, recovery) must
+		// not wait for the store to gather others' writes; one made on
+		// time may.
 		var sn store.Snipe
-		err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true, Into: &sn})
+		urgent := s.toLocal(fireAt).Sub(s.clk.Now()) < s.cfg.ArmLead/2
+		err := s.st.Transition(ctx, store.TransitionParams{ID: id, From: []store.State{store.StateScheduled}, To: store.StateFiring, Durable: true, Urgent: urgent, Into: &sn})
 		switch {
 		case err == nil:
 			return sn, true

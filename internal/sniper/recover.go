@@ -226,7 +226,7 @@ func (s *Sniper) resolveOnce(ctx context.Context, sn store.Snipe) (bool, time.Ti
 		// Left by a crash, the bid is not there and there is still time:
 		// send it. (A snipe send left unresolved was already retried
 		// until the cutoff; it waits for the end below.)
-		if err := s.st.Transition(ctx, store.TransitionParams{ID: sn.ID, From: firing, To: store.StateScheduled}); err == nil {
+		if err := s.st.Transition(ctx, store.TransitionParams{ID: sn.ID, From: firing, To: store.StateScheduled, Urgent: true}); err == nil {
 			s.Changed(sn.ID)
 		}
 		return true, time.Time{}, nil

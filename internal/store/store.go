@@ -297,6 +297,10 @@ type TransitionParams struct {
 	// it for every commit. The sniper sets it on the firing mark and on
 	// the record of a placed bid.
 	Durable bool
+	// Urgent marks a write that a shot due within moments waits for (a late
+	// firing mark, a re-arm in recovery): an engine that gathers writes
+	// into shared transactions runs it without waiting for more.
+	Urgent bool
 	// IfBid, when not zero, makes the move also conditional on the stored
 	// bid still being IfBid: a decision taken on a bid that a user's edit
 	// has since changed (pre-flight's "too low") does not apply.

@@ -5,6 +5,9 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/sniped/sniped/internal/clock"
 )
 
 // maxGroup bounds how many writes one group commit carries, so that a
@@ -17,20 +20,30 @@ const maxGroup = 256
 // writes each, from thousands of goroutines at once; on SQLite's single
 // writer one transaction per write was the shot path's cost (issue 12).
 //
-// It adds no wait: a write that finds nobody writing runs at once, alone.
-// Writes that queue meanwhile form the next group, run by the first of
-// them (the leader), which hands the lead on after its own group so that
-// no caller serves others' writes for longer than one transaction.
+// A write that finds nobody writing runs at once, alone. Writes that
+// queue meanwhile form the next group, run by the first of them (the
+// leader), which hands the lead on after its own group so that no caller
+// serves others' writes for longer than one transaction. A leader handed
+// the lead (the writer is busy) first waits linger for more writes: each
+// transaction writes every page it changed to the WAL, and the rows of
+// consecutive shots share their pages.
 type groupCommit[T any] struct {
 	// run executes a group in order and returns one result per write.
 	run func(ctx context.Context, ops []T) []error
 	// detach runs groups on a context without cancellation
 	// (Options.CommitsIgnoreCancel).
 	detach bool
+	// linger is how long a leader handed the lead waits before taking
+	// its group (Options.CommitLinger); clk times it. No group waits
+	// while an urgent write is queued.
+	linger time.Duration
+	clk    clock.Clock
+	urgent func(T) bool
 
 	mu    sync.Mutex
 	queue []*groupOp[T]
-	busy  bool // a leader runs a group or was handed the lead
+	busy  bool          // a leader runs a group or was handed the lead
+	hurry chan struct{} // closed to end a leader's linger early
 }
 
 type groupOp[T any] struct {
@@ -53,6 +66,10 @@ func (g *groupCommit[T]) do(ctx context.Context, op T) error {
 	me := &groupOp[T]{ctx: ctx, op: op, res: make(chan groupResult, 1)}
 	g.mu.Lock()
 	g.queue = append(g.queue, me)
+	if g.hurry != nil && g.isUrgent(op) {
+		close(g.hurry)
+		g.hurry = nil
+	}
 	lead := !g.busy
 	g.busy = true
 	g.mu.Unlock()
@@ -61,8 +78,38 @@ func (g *groupCommit[T]) do(ctx context.Context, op T) error {
 		if !r.lead {
 			return r.err
 		}
+		g.gather()
 	}
 	return g.lead(me)
+}
+
+func (g *groupCommit[T]) isUrgent(op T) bool { return g.urgent != nil && g.urgent(op) }
+
+// gather waits linger before a handed-on lead takes its group, or less
+// when an urgent write is or gets queued.
+func (g *groupCommit[T]) gather() {
+	if g.linger <= 0 {
+		return
+	}
+	g.mu.Lock()
+	if slices.ContainsFunc(g.queue, func(o *groupOp[T]) bool { return g.isUrgent(o.op) }) {
+		g.mu.Unlock()
+		return
+	}
+	hurry := make(chan struct{})
+	g.hurry = hurry
+	g.mu.Unlock()
+	t := g.clk.NewTimer(g.linger)
+	select {
+	case <-t.C():
+	case <-hurry:
+	}
+	t.Stop()
+	g.mu.Lock()
+	if g.hurry == hurry {
+		g.hurry = nil
+	}
+	g.mu.Unlock()
 }
 
 // wait waits for me's result or the lead.

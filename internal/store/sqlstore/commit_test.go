@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
+
+	"github.com/sniped/sniped/internal/clock"
 )
 
 // fakeRun records the groups a groupCommit runs; each group waits for a
@@ -174,6 +177,85 @@ func TestGroupCommitContext(t *testing.T) {
 			if cancellable := got.Done() != nil; cancellable == detach {
 				t.Errorf("group context cancellable = %v, want %v", cancellable, !detach)
 			}
+		})
+	}
+}
+
+// TestGroupCommitLinger: a write that finds the writer idle runs at once;
+// a leader handed the lead by a busy writer waits linger, gathering the
+// writes that arrive meanwhile into its group.
+func TestGroupCommitLinger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const linger = 2 * time.Millisecond
+		f := &fakeRun{gate: make(chan struct{})}
+		g := &groupCommit[int]{run: f.run, linger: linger, clk: clock.Real{}}
+		write := func(n int) {
+			if err := g.do(context.Background(), n); err != nil {
+				t.Errorf("write %d: %v", n, err)
+			}
+		}
+		start := time.Now()
+		go write(0)
+		synctest.Wait()
+		if got, want := f.sizes(), []int{1}; !slices.Equal(got, want) || time.Since(start) != 0 {
+			t.Fatalf("idle writer: groups %v after %v, want %v at once", got, time.Since(start), want)
+		}
+		go write(1) // queued behind write 0's group
+		synctest.Wait()
+		close(f.gate) // write 0's group ends; write 1 leads and lingers
+		synctest.Wait()
+		time.Sleep(linger / 2)
+		go write(2) // arrives while write 1 lingers: joins its group
+		time.Sleep(linger)
+		synctest.Wait()
+		if got, want := f.sizes(), []int{1, 2}; !slices.Equal(got, want) {
+			t.Errorf("group sizes = %v, want %v", got, want)
+		}
+	})
+}
+
+// TestGroupCommitUrgent: an urgent write ends a leader's linger when it
+// arrives, and a leader does not linger while one is queued.
+func TestGroupCommitUrgent(t *testing.T) {
+	const linger = 2 * time.Millisecond
+	tests := []struct {
+		name string
+		// urgentQueued queues the urgent write (-1) behind the held group
+		// otherwise it arrives while the next leader lingers.
+		urgentQueued bool
+	}{
+		{name: "arrives during the linger", urgentQueued: false},
+		{name: "queued before the linger", urgentQueued: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fakeRun{gate: make(chan struct{})}
+				g := &groupCommit[int]{run: f.run, linger: linger, clk: clock.Real{}, urgent: func(n int) bool { return n < 0 }}
+				write := func(n int) {
+					if err := g.do(context.Background(), n); err != nil {
+						t.Errorf("write %d: %v", n, err)
+					}
+				}
+				go write(0)
+				synctest.Wait()
+				go write(1)
+				synctest.Wait()
+				if tt.urgentQueued {
+					go write(-1)
+					synctest.Wait()
+				}
+				start := time.Now()
+				close(f.gate)
+				synctest.Wait()
+				if !tt.urgentQueued {
+					go write(-1)
+					synctest.Wait()
+				}
+				if got, want := f.sizes(), []int{1, 2}; !slices.Equal(got, want) || time.Since(start) != 0 {
+					t.Errorf("groups %v after %v, want %v at once", got, time.Since(start), want)
+				}
+			})
 		})
 	}
 }
