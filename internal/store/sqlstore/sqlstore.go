@@ -56,9 +56,8 @@ type Options struct {
 	// CommitsIgnoreCancel runs the group commits of Transition on a
 	// context without cancellation. With a cancellable one, database/sql
 	// and the driver each start a goroutine per statement to watch it
-	// (modernc.org/sqlite's interrupt, database/sql's Rows and Tx), eight
-	// or more per shot's transition, which was about a tenth of the
-	// sniper's CPU (docs/performance.md, "Seventh look"). Right for a
+	// (modernc.org/sqlite's interrupt, database/sql's Rows and Tx), up to
+	// eight per transition, which was about a tenth of the sniper's CPU (docs/performance.md, "Seventh look"). Right for a
 	// local engine (SQLite): its statements take microseconds, and a lock
 	// held by another process is waited for at most busy_timeout. Callers
 	// still give up while their write waits in the queue; once a group
@@ -69,7 +68,7 @@ type Options struct {
 	// writes while the writer is busy (a group has just run and more
 	// writes queued meanwhile); a write that finds the writer idle runs at
 	// once. On SQLite, where every transaction writes each page it changed
-	// to the WAL, 2 ms took a sixth off the sniper's CPU at 2,000 shots/s
+	// to the WAL, 2 ms took a fifth off the sniper's CPU at 2,000 shots/s
 	// (docs/performance.md, "Seventh look"). A write marked
 	// TransitionParams.Urgent never waits. Zero: no wait.
 	CommitLinger time.Duration
