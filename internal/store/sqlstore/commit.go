@@ -149,12 +149,13 @@ func (g *groupCommit[T]) lead(me *groupOp[T]) error {
 		for i, o := range group {
 			ops[i] = o.op
 		}
-		ctx, stop := context.WithoutCancel(group[0].ctx), func() {}
-		if !g.detach {
-			ctx, stop = groupContext(group)
+		if g.detach {
+			errs = g.run(context.WithoutCancel(group[0].ctx), ops)
+		} else {
+			ctx, stop := groupContext(group)
+			errs = g.run(ctx, ops)
+			stop()
 		}
-		errs = g.run(ctx, ops)
-		stop()
 	}
 	g.mu.Lock()
 	if len(g.queue) == 0 {
