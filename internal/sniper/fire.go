@@ -165,20 +165,29 @@ func (s *Sniper) tooLate(sn store.Snipe) bool {
 }
 
 // maxAlone is the most snipes that may share a millisecond's moment and
-// still each wait for it precisely (Config.PreciseWake). More at once are
-// bound by the CPU, not by waking: in a burst of 5,000, precise sleepers
-// holding threads and Ps made the last send several times later
-// (docs/performance.md, "Fourth look").
+// still each wait for it on a timer of their own, precisely with
+// Config.PreciseWake. More wait on one timer for the moment (moments): in
+// a burst of 5,000, precise sleepers holding threads and Ps made the last
+// send several times later (docs/performance.md, "Fourth look"), and
+// timers of their own woke them over 20 ms ("Eighth look").
 const maxAlone = 8
 
 // waitMoment waits until the local moment target of a snipe firing at
-// fireAt (marketplace clock), as sleepUntilOr does. With
-// Config.PreciseWake, a snipe that has its moment nearly to itself waits
-// for the last clock.PreciseWindow in clock.SleepPrecisely, which does
-// not notice wake: a new offset moves that last stretch by too little to
-// matter.
+// fireAt (marketplace clock), as sleepUntilOr does: alone, or with the
+// crowd that shares its millisecond.
 func (s *Sniper) waitMoment(ctx context.Context, fireAt, target time.Time, wake <-chan struct{}) (done, ok bool) {
-	if !s.cfg.PreciseWake || s.sched.crowdedAt(fireAt) {
+	if s.sched.crowdedAt(fireAt) {
+		return s.waitCrowded(ctx, target, wake)
+	}
+	return s.waitAlone(ctx, target, wake)
+}
+
+// waitAlone waits until the local moment target as sleepUntilOr does.
+// With Config.PreciseWake, it waits for the last clock.PreciseWindow in
+// clock.SleepPrecisely, which does not notice wake: a new offset moves
+// that last stretch by too little to matter.
+func (s *Sniper) waitAlone(ctx context.Context, target time.Time, wake <-chan struct{}) (done, ok bool) {
+	if !s.cfg.PreciseWake {
 		return sleepUntilOr(ctx, s.clk, target, wake)
 	}
 	done, ok = sleepUntilOr(ctx, s.clk, target.Add(-clock.PreciseWindow), wake)

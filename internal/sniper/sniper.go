@@ -164,6 +164,8 @@ type Sniper struct {
 	unconfirmed map[int64]struct{}
 
 	sched *schedule
+	// moments wakes the shots of each crowded moment on one timer.
+	moments moments
 	// sem bounds the goroutines arming and sending shots; bg bounds the
 	// background ones (pre-flight, settlement), so that a backlog of
 	// settlements can never keep a shot from starting.
