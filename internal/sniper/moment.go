@@ -18,10 +18,10 @@ import (
 // from (docs/performance.md, "Eighth look").
 //
 // The shots wait in a plain receive, not a select: a select woken by one
-// channel locks every channel it waited on again, and 5,000 shots locking
-// the shared ones at the moment queue on those locks. The keeper watches
-// for what else ends the wait (a new offset, the sniper stopping) and says
-// why it closed the channel.
+// channel locks again every channel it waited on, and the crowd would
+// share those locks just as it wakes. The keeper watches for what else
+// ends the wait (a new offset, the sniper stopping) and says why it
+// closed the channel.
 type moments struct {
 	mu sync.Mutex
 	at map[int64]*moment // by local moment, in Unix nanoseconds
