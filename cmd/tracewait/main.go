@@ -6,6 +6,11 @@
 //
 //	go run ./cmd/snipebench -case steady -stored 100000 -trace /tmp/steady.trace
 //	go run ./cmd/tracewait /tmp/steady.trace
+//
+// On a burst-only trace (-case burst), it also says how far apart the
+// burst's shots were woken; a crowded moment's shots wait in
+// -wait-in 'sniper.(*Sniper).waitCrowded;' (the semicolon leaves out
+// the keeper, which waits in a closure of it).
 package main
 
 import (
@@ -49,6 +54,7 @@ type run struct {
 
 type report struct {
 	waits []float64 // ms from a shot's wake-up to running
+	woken []float64 // ms from the first shot's wake-up to each one's
 	runs  []run     // longer than 5 ms
 }
 
@@ -66,6 +72,7 @@ func analyze(in io.Reader, wakeFunc string) (report, error) {
 	}
 	gs := map[trace.GoID]*gstate{}
 	var out report
+	var first trace.Time
 	for {
 		ev, err := r.ReadEvent()
 		if err == io.EOF {
@@ -101,6 +108,10 @@ func analyze(in io.Reader, wakeFunc string) (report, error) {
 			}
 		case from == trace.GoWaiting && to == trace.GoRunnable && strings.Contains(g.stopped, wakeFunc):
 			g.ready = ev.Time()
+			if first == 0 {
+				first = ev.Time()
+			}
+			out.woken = append(out.woken, float64(ev.Time()-first)/1e6)
 		}
 	}
 	return out, nil
@@ -126,6 +137,9 @@ func (r report) print(w io.Writer, top int) {
 		fmt.Fprintln(w, "no shot wake-ups found")
 	} else {
 		fmt.Fprintf(w, "shots woken: %d; wait for a P p50 %.3f ms, p99 %.3f ms, max %.3f ms\n", len(r.waits), q(0.5), q(0.99), r.waits[len(r.waits)-1])
+		// In a burst-only trace, how far apart the burst's timers fired.
+		wq := func(p float64) float64 { return r.woken[min(len(r.woken)-1, int(p*float64(len(r.woken))))] }
+		fmt.Fprintf(w, "woken after the first: p50 %.3f ms, p90 %.3f ms, last %.3f ms\n", wq(0.5), wq(0.9), r.woken[len(r.woken)-1])
 	}
 	slices.SortFunc(r.runs, func(a, b run) int { return int(b.ms*1000) - int(a.ms*1000) })
 	fmt.Fprintf(w, "runs over 5 ms without giving the P up: %d\n", len(r.runs))

@@ -32,12 +32,19 @@ func TestAnalyzeFindsWakeUps(t *testing.T) {
 	if err != nil {
 		t.Fatalf("analyze: %v", err)
 	}
-	if len(r.waits) < shots {
-		t.Errorf("found %d wake-ups, want at least %d", len(r.waits), shots)
+	if len(r.waits) < shots || len(r.woken) != len(r.waits) {
+		t.Fatalf("found %d wake-ups and %d wake-up times, want at least %d of each", len(r.waits), len(r.woken), shots)
+	}
+	// The naps end together: their wake-ups cannot be farther apart than
+	// the test took.
+	if last := r.woken[len(r.woken)-1]; r.woken[0] != 0 || last < 0 || last > 1000 {
+		t.Errorf("wake-ups after the first: first %.3f ms, last %.3f ms, want 0 and within the test", r.woken[0], last)
 	}
 	var out strings.Builder
 	r.print(&out, 3)
-	if !strings.Contains(out.String(), "shots woken:") {
-		t.Errorf("report = %q, want the wake-ups' line", out.String())
+	for _, line := range []string{"shots woken:", "woken after the first:"} {
+		if !strings.Contains(out.String(), line) {
+			t.Errorf("report = %q, want a line %q", out.String(), line)
+		}
 	}
 }

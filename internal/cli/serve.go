@@ -119,9 +119,9 @@ func newLogger(level string, w io.Writer) (*slog.Logger, error) {
 // gcPercent is the GC's heap growth (GOGC) serve runs with, unless the
 // GOGC environment variable sets one. The live heap is small (the snipes
 // stay in SQLite), so at Go's default of 100 the collector ran every few
-// milliseconds under API load; at 400 getUserItems served about a third
-// more requests a second, and the heap stays far below the 256 MB memory
-// target (docs/performance.md, "API, fourth round").
+// milliseconds under API load; at 400 getUserItems served 17–31 % more
+// requests a second, and the heap stays far below the 256 MB memory
+// target (docs/performance.md, "API", fourth round).
 const gcPercent = 400
 
 // setGCPercent applies gcPercent unless GOGC is set, and returns the
@@ -143,7 +143,7 @@ func runServe(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log.Debug("scheduler", "gomaxprocs", sniper.SetProcs(), "gogc", setGCPercent())
+	log.Debug("runtime", "gomaxprocs", sniper.SetProcs(), "gogc", setGCPercent())
 	// A missing or bad marketplace key stops serve before it opens the
 	// store (cli/market.go).
 	keys, err := loadMarketKeys(c, log)
